@@ -1,0 +1,47 @@
+# Quick start: `make review` runs the council on the last commit; `make test` runs the suite.
+# Both create .venv on first use and install the pinned tree from constraints.txt.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+REDIS_HOST ?= 127.0.0.1
+REDIS_PORT ?= 6379
+
+.PHONY: review test lint typecheck unit redis bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+review: $(STAMP)
+	$(BIN)/council review --base HEAD~1
+
+test: $(STAMP) redis lint typecheck
+	$(BIN)/python -m pytest -n 2 -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check bot tests bench
+	$(BIN)/ruff format --check bot tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+# Start a throwaway Redis on the test port unless one already answers there.
+redis:
+	@if (exec 3<>/dev/tcp/$(REDIS_HOST)/$(REDIS_PORT)) 2>/dev/null; then \
+	  echo "redis: answering on $(REDIS_HOST):$(REDIS_PORT)"; \
+	else \
+	  echo "redis: starting redis-server on $(REDIS_HOST):$(REDIS_PORT)"; \
+	  redis-server --daemonize yes --bind $(REDIS_HOST) --port $(REDIS_PORT) \
+	    --save "" --appendonly no --dir /tmp --logfile /tmp/pr-council-redis.log; \
+	  for i in 1 2 3 4 5 6 7 8 9 10; do \
+	    (exec 3<>/dev/tcp/$(REDIS_HOST)/$(REDIS_PORT)) 2>/dev/null && break; sleep 0.3; \
+	  done; \
+	fi
+
+bench: $(STAMP)
+	$(BIN)/python bench/deliberation.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
