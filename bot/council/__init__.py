@@ -1,0 +1,1 @@
+"""The deliberation engine: personas, protocols, phases, prompts, schemas, the ledger."""

@@ -1,0 +1,148 @@
+"""The database handle: engine, sessions, and migrations to head on connect.
+
+SQLite (the default) and PostgreSQL (by URL). A worker and the web process may share one
+SQLite file and several processes may start at once, so:
+- migrations run inside one transaction that holds a lock (a PostgreSQL advisory lock;
+  on SQLite the write lock that `BEGIN IMMEDIATE` takes), and a second runner finds the
+  schema at head and does nothing;
+- SQLite runs in WAL mode with a busy timeout, and write transactions begin IMMEDIATE so
+  two writers queue on the lock instead of failing when one upgrades a read to a write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, event, text
+from sqlalchemy.engine import URL
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
+
+from bot.store.urls import async_url_object
+
+__all__ = ["Database", "alembic_config"]
+
+ALEMBIC_INI = Path(__file__).with_name("alembic.ini")
+# Any fixed 64-bit number, the same in every process of every version ("councilm").
+MIGRATION_LOCK_KEY = 0x636F756E63696C6D
+# Execution option that marks a read-only session: on SQLite it begins DEFERRED.
+READONLY_OPTION = "council_readonly"
+
+
+def alembic_config() -> Config:
+    """The packaged alembic configuration (works from an installed wheel, not only a checkout)."""
+    return Config(str(ALEMBIC_INI))
+
+
+def _upgrade_to_head(connection: Connection) -> None:
+    config = alembic_config()
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")
+
+
+def _current_revision(connection: Connection) -> str | None:
+    return MigrationContext.configure(connection).get_current_revision()
+
+
+def _on_sqlite_connect(busy_timeout_ms: int) -> Any:
+    def configure(dbapi_connection: Any, _record: Any) -> None:
+        # SQLAlchemy, not the driver, decides when a transaction begins (see _on_sqlite_begin).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {busy_timeout_ms}")
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = NORMAL")
+            cursor.execute("PRAGMA foreign_keys = ON")
+        finally:
+            cursor.close()
+
+    return configure
+
+
+def _on_sqlite_begin(connection: Connection) -> None:
+    readonly = connection.get_execution_options().get(READONLY_OPTION, False)
+    connection.exec_driver_sql("BEGIN" if readonly else "BEGIN IMMEDIATE")
+
+
+def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int) -> None:
+    event.listen(engine, "connect", _on_sqlite_connect(busy_timeout_ms))
+    event.listen(engine, "begin", _on_sqlite_begin)
+
+
+class Database:
+    """One engine per process. `connect()` before use; `dispose()` at shutdown."""
+
+    def __init__(self, url: str | URL, *, busy_timeout_s: float = 30.0, echo: bool = False) -> None:
+        self.url: URL = async_url_object(url)
+        self.backend: str = self.url.get_backend_name()
+        options: dict[str, Any] = {"echo": echo}
+        if self.backend == "postgresql":
+            # Survive a database restart between jobs.
+            options["pool_pre_ping"] = True
+        self.engine = create_async_engine(self.url, **options)
+        if self.backend == "sqlite":
+            _install_sqlite_hooks(self.engine.sync_engine, int(busy_timeout_s * 1000))
+        self._writer = async_sessionmaker(self.engine, expire_on_commit=False)
+        self._reader = async_sessionmaker(
+            self.engine.execution_options(**{READONLY_OPTION: True}), expire_on_commit=False
+        )
+
+    def __repr__(self) -> str:
+        # The URL's password never leaves this object.
+        return f"Database({self.url.render_as_string(hide_password=True)!r})"
+
+    async def connect(self) -> None:
+        """Bring the schema to head. Safe to run again, and from several processes at once."""
+        async with self.engine.connect() as connection:
+            await connection.begin()
+            if self.backend == "postgresql":
+                # Released at commit; a second runner waits here, then finds head.
+                await connection.execute(
+                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY}
+                )
+            await connection.run_sync(_upgrade_to_head)
+            await connection.commit()
+
+    async def schema_revision(self) -> str | None:
+        """The revision the database is at (None before the first migration)."""
+        async with self.engine.connect() as connection:
+            return await connection.run_sync(_current_revision)
+
+    @staticmethod
+    def head_revision() -> str | None:
+        """The newest revision this code ships."""
+        return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+    @asynccontextmanager
+    async def session(self, *, readonly: bool = False) -> AsyncIterator[AsyncSession]:
+        """One transaction: committed when the block ends, rolled back if it raises."""
+        maker = self._reader if readonly else self._writer
+        async with maker() as session, session.begin():
+            yield session
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()
+
+    async def __aenter__(self) -> Self:
+        try:
+            await self.connect()
+        except BaseException:
+            await self.dispose()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.dispose()
