@@ -8,7 +8,9 @@ conventional `REDIS_URL` and `DATABASE_URL`.
 from __future__ import annotations
 
 import json
+import os
 from functools import lru_cache
+from pathlib import Path
 from typing import Annotated
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
@@ -68,8 +70,8 @@ class Settings(BaseSettings):
         default_factory=list,
         description="COUNCIL_MODEL_CAPABILITIES: JSON list extending the capability table.",
     )
-    default_anthropic_model: str = "claude-sonnet-4-5"
-    default_openai_model: str = "gpt-4.1"
+    default_anthropic_model: str = "claude-sonnet-5-5"
+    default_openai_model: str = "gpt-5.4"
     ollama_url: str = Field(
         default="http://127.0.0.1:11434",
         description="Offered as the default provider when no key is set and it answers.",
@@ -85,12 +87,21 @@ class Settings(BaseSettings):
         default=8, ge=1, description="Simultaneous calls per provider (per process)."
     )
 
+    # --- deliberations ---
+    context_tokens: int = Field(
+        default=60_000, ge=1_000, description="Token budget for the packed PR context."
+    )
+    max_cost_usd: float | None = Field(
+        default=None, gt=0, description="Cost cap per deliberation (repo config may lower it)."
+    )
+
     # --- storage and queue ---
     redis_url: str = Field(
         default="redis://127.0.0.1:6379/0", validation_alias=AliasChoices("REDIS_URL")
     )
     database_url: str = Field(
-        default="sqlite+aiosqlite:///council.db", validation_alias=AliasChoices("DATABASE_URL")
+        default_factory=lambda: f"sqlite+aiosqlite:///{_state_dir() / 'council.db'}",
+        validation_alias=AliasChoices("DATABASE_URL"),
     )
 
     # --- logging ---
@@ -107,6 +118,14 @@ class Settings(BaseSettings):
                 return json.loads(text)
             return [part.strip() for part in text.split(",") if part.strip()]
         return value
+
+
+def _state_dir() -> Path:
+    """Where the command line keeps its SQLite ledger by default (XDG state home)."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    path = Path(base) / "pr-council"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 @lru_cache(maxsize=1)

@@ -29,10 +29,13 @@ class SystemBlock(BaseModel):
 
 
 class Message(BaseModel):
+    """One turn. `cache=True` puts a cache breakpoint after it (a growing transcript)."""
+
     model_config = ConfigDict(frozen=True)
 
     role: Literal["user", "assistant"]
     content: str
+    cache: bool = False
 
 
 @dataclass(frozen=True)

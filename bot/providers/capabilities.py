@@ -49,46 +49,95 @@ class ModelCapabilities(BaseModel):
         return len(self.match) + 1000 if model == self.match else 0
 
 
-def _anthropic(match: str, window: int, out: int, price_in: float, price_out: float,
-               min_cache: int) -> ModelCapabilities:
+def _anthropic(
+    match: str,
+    price_in: float,
+    price_out: float,
+    *,
+    read: float = 0.1,
+    min_cache: int = 1024,
+    out: int = 64_000,
+    window: int = 200_000,
+    temperature: bool = False,
+) -> ModelCapabilities:
     return ModelCapabilities(
-        family="anthropic", match=match, context_window=window, max_output_tokens=out,
-        structured="tool", min_cache_tokens=min_cache, input_price=price_in,
-        output_price=price_out, cache_write_price=price_in * 1.25,
-        cache_read_price=price_in * 0.1,
+        family="anthropic",
+        match=match,
+        context_window=window,
+        max_output_tokens=out,
+        # anthropic 2.x has no `temperature` argument; older models still take it as a body field.
+        accepts_temperature=temperature,
+        structured="tool",
+        min_cache_tokens=min_cache,
+        input_price=price_in,
+        output_price=price_out,
+        cache_write_price=price_in * 1.25,
+        cache_read_price=price_in * read,
     )
 
 
-def _openai(match: str, window: int, out: int, price_in: float, price_out: float,
-            cached: float, *, reasoning: bool = False) -> ModelCapabilities:
+def _openai(
+    match: str,
+    price_in: float,
+    price_out: float,
+    cached: float,
+    *,
+    window: int = 1_000_000,
+    out: int = 128_000,
+    reasoning: bool = True,
+) -> ModelCapabilities:
     return ModelCapabilities(
-        family="openai", match=match, context_window=window, max_output_tokens=out,
-        accepts_temperature=not reasoning, max_tokens_param="max_completion_tokens",
-        structured="json_schema", min_cache_tokens=1024, input_price=price_in,
-        output_price=price_out, cache_write_price=price_in, cache_read_price=cached,
+        family="openai",
+        match=match,
+        context_window=window,
+        max_output_tokens=out,
+        # Reasoning models refuse `temperature`.
+        accepts_temperature=not reasoning,
+        max_tokens_param="max_completion_tokens",
+        structured="json_schema",
+        min_cache_tokens=1024,
+        input_price=price_in,
+        output_price=price_out,
+        cache_write_price=price_in,
+        cache_read_price=cached,
     )
 
 
-# Published list prices (USD / million tokens). Anthropic: cache writes (5-minute TTL) at
-# 1.25x input, reads at 0.1x. OpenAI: no write surcharge; cached input at the listed rate.
+# Published list prices, USD per million tokens (platform.claude.com pricing page and
+# OpenAI's pricing page, read 2026-11). Anthropic: 5-minute cache writes at 1.25x input.
+# OpenAI: no write surcharge; cached input at its listed rate.
 BUILTIN_CAPABILITIES: tuple[ModelCapabilities, ...] = (
-    _anthropic("claude-opus-4*", 200_000, 32_000, 15.0, 75.0, 1024),
-    _anthropic("claude-opus-4-5*", 200_000, 64_000, 5.0, 25.0, 4096),
-    _anthropic("claude-opus-4-1*", 200_000, 32_000, 15.0, 75.0, 1024),
-    _anthropic("claude-sonnet-4*", 200_000, 64_000, 3.0, 15.0, 1024),
-    _anthropic("claude-3-7-sonnet*", 200_000, 64_000, 3.0, 15.0, 1024),
-    _anthropic("claude-haiku-4-5*", 200_000, 64_000, 1.0, 5.0, 4096),
-    _anthropic("claude-3-5-haiku*", 200_000, 8_192, 0.8, 4.0, 2048),
-    _openai("gpt-4.1*", 1_047_576, 32_768, 2.0, 8.0, 0.5),
-    _openai("gpt-4.1-mini*", 1_047_576, 32_768, 0.4, 1.6, 0.1),
-    _openai("gpt-4.1-nano*", 1_047_576, 32_768, 0.1, 0.4, 0.025),
-    _openai("gpt-4o*", 128_000, 16_384, 2.5, 10.0, 1.25),
-    _openai("gpt-4o-mini*", 128_000, 16_384, 0.15, 0.6, 0.075),
-    _openai("gpt-5*", 400_000, 128_000, 1.25, 10.0, 0.125, reasoning=True),
-    _openai("gpt-5-mini*", 400_000, 128_000, 0.25, 2.0, 0.025, reasoning=True),
-    _openai("gpt-5-nano*", 400_000, 128_000, 0.05, 0.4, 0.005, reasoning=True),
-    _openai("o3*", 200_000, 100_000, 2.0, 8.0, 0.5, reasoning=True),
-    _openai("o4-mini*", 200_000, 100_000, 1.1, 4.4, 0.275, reasoning=True),
+    _anthropic("claude-fable-5*", 10.0, 50.0),
+    _anthropic("claude-fable-5-1*", 10.0, 50.0, read=0.025),
+    _anthropic("claude-fable-5-2*", 10.0, 50.0, read=0.025),
+    _anthropic("claude-mythos-5*", 10.0, 50.0),
+    _anthropic("claude-mythos-5-1*", 10.0, 50.0, read=0.025),
+    _anthropic("claude-mythos-5-2*", 10.0, 50.0, read=0.025),
+    _anthropic("claude-opus-5*", 5.0, 25.0, min_cache=4096),
+    _anthropic("claude-opus-5-5*", 4.0, 20.0, read=0.05, min_cache=4096),
+    _anthropic("claude-opus-4-5*", 5.0, 25.0, min_cache=4096, temperature=True),
+    _anthropic("claude-opus-4-6*", 5.0, 25.0, min_cache=4096, temperature=True),
+    _anthropic("claude-opus-4-7*", 5.0, 25.0, min_cache=4096),
+    _anthropic("claude-opus-4-8*", 5.0, 25.0, min_cache=4096),
+    _anthropic("claude-sonnet-5*", 2.0, 10.0),
+    _anthropic("claude-sonnet-5-5*", 2.0, 10.0),
+    _anthropic("claude-sonnet-4-5*", 3.0, 15.0, temperature=True),
+    _anthropic("claude-sonnet-4-6*", 3.0, 15.0, temperature=True),
+    _anthropic("claude-haiku-4-5*", 1.0, 5.0, min_cache=4096, temperature=True),
+    _anthropic("claude-haiku-5-5*", 0.1, 0.5, min_cache=4096),
+    _openai("gpt-5.5*", 5.0, 30.0, 0.5),
+    _openai("gpt-5.5-pro*", 30.0, 180.0, 30.0),
+    _openai("gpt-5.4*", 2.5, 15.0, 0.25),
+    _openai("gpt-5.4-mini*", 0.75, 4.5, 0.075),
+    _openai("gpt-5.4-nano*", 0.2, 1.25, 0.02),
+    _openai("gpt-5*", 1.25, 10.0, 0.125, window=400_000),
+    _openai("gpt-5-mini*", 0.25, 2.0, 0.025, window=400_000),
+    _openai("gpt-5-nano*", 0.05, 0.4, 0.005, window=400_000),
+    _openai("gpt-4.1*", 2.0, 8.0, 0.5, out=32_768, reasoning=False),
+    _openai("gpt-4.1-mini*", 0.4, 1.6, 0.1, out=32_768, reasoning=False),
+    _openai("gpt-4.1-nano*", 0.1, 0.4, 0.025, out=32_768, reasoning=False),
+    _openai("gpt-4o*", 2.5, 10.0, 1.25, window=128_000, out=16_384, reasoning=False),
+    _openai("gpt-4o-mini*", 0.15, 0.6, 0.075, window=128_000, out=16_384, reasoning=False),
 )
 
 
@@ -96,12 +145,18 @@ def _unknown(family: Family, model: str) -> ModelCapabilities:
     """Safe defaults: a small window, text-fallback structured output, the top price."""
     top = max(BUILTIN_CAPABILITIES, key=lambda c: c.input_price + c.output_price)
     return ModelCapabilities(
-        family=family, match=model, context_window=32_000, max_output_tokens=4096,
+        family=family,
+        match=model,
+        context_window=32_000,
+        max_output_tokens=4096,
         accepts_temperature=True,
         max_tokens_param="max_tokens",
         structured="tool" if family == "anthropic" else "text",
-        min_cache_tokens=4096, input_price=top.input_price, output_price=top.output_price,
-        cache_write_price=top.cache_write_price, cache_read_price=top.cache_read_price,
+        min_cache_tokens=4096,
+        input_price=top.input_price,
+        output_price=top.output_price,
+        cache_write_price=top.cache_write_price,
+        cache_read_price=top.cache_read_price,
         known=False,
     )
 
@@ -125,13 +180,23 @@ class CapabilityTable:
             return best
         if (family, model) not in self._warned:
             self._warned.add((family, model))
-            log.warning("unknown_model", family=family, model=model,
-                        note="using safe defaults and the highest known price")
+            log.warning(
+                "unknown_model",
+                family=family,
+                model=model,
+                note="using safe defaults and the highest known price",
+            )
         return _unknown(family, model)
 
 
-def cost_usd(caps: ModelCapabilities, *, input_tokens: int, output_tokens: int,
-             cache_write_tokens: int = 0, cache_read_tokens: int = 0) -> float:
+def cost_usd(
+    caps: ModelCapabilities,
+    *,
+    input_tokens: int,
+    output_tokens: int,
+    cache_write_tokens: int = 0,
+    cache_read_tokens: int = 0,
+) -> float:
     """Cost of one call; `input_tokens` excludes cache writes and reads."""
     return (
         input_tokens * caps.input_price

@@ -1,0 +1,179 @@
+"""What every adapter shares: the deadline, the concurrency limit, validation, usage, cost.
+
+Subclasses implement one method, `_exchange`, that performs one request through the
+official SDK and returns the raw answer; everything else happens here, once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import TypeVar
+
+import structlog
+from pydantic import BaseModel, ValidationError
+
+from bot.providers.base import (
+    CallResult,
+    InvalidOutput,
+    ModelCall,
+    OutputT,
+    ProviderError,
+    ProviderTimeout,
+    Refused,
+    StartedCall,
+    Usage,
+)
+from bot.providers.capabilities import ModelCapabilities, cost_usd
+from bot.providers.refs import ModelRef
+from bot.providers.schema import extract_json
+from bot.tokens import TokenEstimator
+
+log = structlog.get_logger(__name__)
+ErrorT = TypeVar("ErrorT", bound=ProviderError)
+
+TRUNCATED = "the answer was cut off at the max-tokens limit before it was complete"
+
+
+@dataclass
+class RawAnswer:
+    text: str  # prose, or the structured answer as JSON text
+    structured: object | None  # parsed tool input / JSON content when native mode produced it
+    usage: Usage
+    stop_reason: str | None
+    truncated: bool = False
+    refusal: str | None = None
+    retries: int = 0
+    sent_chars: int = 0
+
+
+class Adapter(ABC):
+    """One model reference behind one SDK client. Implements `bot.providers.base.Provider`."""
+
+    def __init__(
+        self,
+        ref: ModelRef,
+        capabilities: ModelCapabilities,
+        *,
+        semaphore: asyncio.Semaphore,
+        deadline_s: float,
+        estimator: TokenEstimator,
+    ) -> None:
+        self._ref = ref
+        self._caps = capabilities
+        self._semaphore = semaphore
+        self._deadline_s = deadline_s
+        self._estimator = estimator
+
+    @property
+    def ref(self) -> str:
+        return self._ref.text
+
+    @property
+    def capabilities(self) -> ModelCapabilities:
+        return self._caps
+
+    @abstractmethod
+    async def _exchange(
+        self, request: ModelCall[OutputT], began: asyncio.Event | None
+    ) -> RawAnswer: ...
+
+    @abstractmethod
+    async def aclose(self) -> None: ...
+
+    async def call(self, request: ModelCall[OutputT]) -> CallResult[OutputT]:
+        return await self._run(request, None)
+
+    def start(self, request: ModelCall[OutputT]) -> StartedCall[OutputT]:
+        """Start a streamed call; `began` is set when the provider's response begins."""
+        began = asyncio.Event()
+        task = asyncio.create_task(self._run(request, began))
+        return StartedCall(task=task, began=began)
+
+    async def _run(
+        self, request: ModelCall[OutputT], began: asyncio.Event | None
+    ) -> CallResult[OutputT]:
+        deadline = request.deadline_s or self._deadline_s
+        async with self._semaphore:
+            started = time.monotonic()
+            try:
+                async with asyncio.timeout(deadline):
+                    raw = await self._exchange(request, began)
+            except TimeoutError:
+                raise ProviderTimeout(
+                    f"{self.ref}: no answer within the {deadline:g} s deadline (retries included)",
+                    model=self.ref,
+                ) from None
+        latency_ms = int((time.monotonic() - started) * 1000)
+        self._estimator.observe(raw.sent_chars, raw.usage.total_input_tokens)
+        return self._finish(request, raw, latency_ms)
+
+    def _finish(
+        self, request: ModelCall[OutputT], raw: RawAnswer, latency_ms: int
+    ) -> CallResult[OutputT]:
+        cost = cost_usd(
+            self._caps,
+            input_tokens=raw.usage.input_tokens,
+            output_tokens=raw.usage.output_tokens,
+            cache_write_tokens=raw.usage.cache_write_tokens,
+            cache_read_tokens=raw.usage.cache_read_tokens,
+        )
+        if raw.refusal is not None:
+            raise self._paid(Refused(f"{self.ref} refused: {raw.refusal[:300]}"), raw, cost)
+        output: OutputT | None = None
+        if request.output is not None:
+            output = self._validate(request.output.schema, raw, cost)  # type: ignore[assignment]
+        elif raw.truncated:
+            log.info("answer_truncated", model=self.ref, label=request.label)
+        return CallResult(
+            model=self.ref,
+            text=raw.text,
+            output=output,
+            usage=raw.usage,
+            cost_usd=cost,
+            latency_ms=latency_ms,
+            structured_native=raw.structured is not None,
+            stop_reason=raw.stop_reason,
+            attempts=raw.retries + 1,
+        )
+
+    def _validate(self, schema: type[BaseModel], raw: RawAnswer, cost: float) -> BaseModel:
+        if raw.truncated:
+            raise self._invalid(TRUNCATED, raw, cost)
+        data = raw.structured
+        if data is None:
+            try:
+                data = extract_json(raw.text)
+            except ValueError:
+                raise self._invalid(
+                    "the answer contained no JSON object; answer with the requested structure only",
+                    raw,
+                    cost,
+                ) from None
+        try:
+            return schema.model_validate(data)
+        except ValidationError as err:
+            detail = err.errors(include_url=False, include_input=False)
+            raise self._invalid(
+                f"the answer did not match the schema: {json.dumps(detail)[:2000]}", raw, cost
+            ) from None
+
+    def _invalid(self, reason: str, raw: RawAnswer, cost: float) -> InvalidOutput:
+        error = InvalidOutput(
+            f"{self.ref}: {reason}",
+            model=self.ref,
+            raw=raw.text[:4000],
+            validation_error=reason,
+            usage=raw.usage,
+        )
+        return self._paid(error, raw, cost)
+
+    def _paid(self, error: ErrorT, raw: RawAnswer, cost: float) -> ErrorT:
+        """A failed call still cost tokens: carry them so the engine can account for them."""
+        error.usage = raw.usage
+        error.cost_usd = cost
+        error.model = self.ref
+        return error

@@ -1,0 +1,86 @@
+"""Map the SDKs' exceptions onto our typed errors, without leaking secrets."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import anthropic
+import openai
+
+from bot.providers.base import (
+    BadRequest,
+    ConfigurationError,
+    ContextTooLong,
+    ProviderError,
+    ProviderTimeout,
+    RateLimited,
+    ServerError,
+    Unreachable,
+)
+
+_CONTEXT_PATTERNS = re.compile(
+    r"prompt is too long|context[_ ]length|maximum context|too many tokens|context window",
+    re.IGNORECASE,
+)
+_KEYISH = re.compile(r"\b(sk-[A-Za-z0-9_-]{8,}|sk-ant-[A-Za-z0-9_-]{8,})")
+
+
+def scrub(text: str, secrets: Sequence[str] = ()) -> str:
+    """Remove anything that looks like a key, and every configured secret value."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "[REDACTED]")
+    return _KEYISH.sub("[REDACTED]", text)
+
+
+def map_sdk_error(
+    err: Exception, *, ref: str, key_env: str | None, secrets: Sequence[str] = ()
+) -> ProviderError:
+    """One typed error for any exception either SDK raises."""
+    message = scrub(_message(err), secrets)[:500]
+    error = _classify(err, ref=ref, key_env=key_env, message=message)
+    error.model = ref
+    return error
+
+
+def _classify(err: Exception, *, ref: str, key_env: str | None, message: str) -> ProviderError:
+    if isinstance(err, anthropic.APITimeoutError | openai.APITimeoutError):
+        return ProviderTimeout(f"{ref}: request timed out (retries exhausted)")
+    if isinstance(err, anthropic.APIConnectionError | openai.APIConnectionError):
+        return Unreachable(f"{ref}: cannot reach the provider ({message})")
+    if isinstance(err, anthropic.RateLimitError | openai.RateLimitError):
+        return RateLimited(f"{ref}: rate limited (retries exhausted): {message}")
+    if isinstance(err, anthropic.AuthenticationError | openai.AuthenticationError):
+        hint = f"; check {key_env}" if key_env else ""
+        return ConfigurationError(f"{ref}: authentication failed{hint}")
+    if isinstance(err, anthropic.PermissionDeniedError | openai.PermissionDeniedError):
+        return ConfigurationError(f"{ref}: permission denied: {message}")
+    if isinstance(err, anthropic.NotFoundError | openai.NotFoundError):
+        return ConfigurationError(f"{ref}: unknown model or endpoint: {message}")
+    if isinstance(err, anthropic.APIStatusError | openai.APIStatusError):
+        return _status_error(err.status_code, ref=ref, message=message)
+    if isinstance(err, anthropic.APIResponseValidationError | openai.APIResponseValidationError):
+        return ServerError(f"{ref}: the provider sent a response that does not parse")
+    if isinstance(err, ValueError):  # malformed JSON bodies surface as decode errors
+        return ServerError(f"{ref}: the provider sent a malformed response")
+    return ServerError(f"{ref}: {type(err).__name__}: {message}")
+
+
+def _status_error(status: int, *, ref: str, message: str) -> ProviderError:
+    if status in (400, 413, 422) and _CONTEXT_PATTERNS.search(message):
+        return ContextTooLong(f"{ref}: the prompt is longer than the model's context: {message}")
+    if status == 429:
+        return RateLimited(f"{ref}: rate limited: {message}")
+    if status >= 500:
+        return ServerError(f"{ref}: provider error {status}: {message}")
+    return BadRequest(f"{ref}: request rejected ({status}): {message}")
+
+
+def _message(err: Exception) -> str:
+    body = getattr(err, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return str(inner["message"])
+    return str(getattr(err, "message", None) or err)

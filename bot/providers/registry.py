@@ -1,0 +1,146 @@
+"""Builds providers from settings: one SDK client per provider, one concurrency limit per
+provider, one adapter per model reference."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass, field
+
+import anthropic
+import httpx
+import openai
+import structlog
+from pydantic import SecretStr
+
+from bot.providers.adapter import Adapter
+from bot.providers.anthropic_adapter import AnthropicAdapter
+from bot.providers.base import ConfigurationError
+from bot.providers.capabilities import CapabilityTable
+from bot.providers.openai_adapter import OpenAIAdapter
+from bot.providers.refs import OLLAMA, ModelRef, parse_model_ref
+from bot.settings import Settings
+from bot.tokens import TokenEstimator, default_estimator
+
+log = structlog.get_logger(__name__)
+
+KEYLESS = "not-needed"  # the OpenAI SDK insists on a key; local servers ignore it
+
+
+@dataclass
+class ProviderRegistry:
+    settings: Settings
+    estimator: TokenEstimator = field(default_factory=default_estimator)
+    table: CapabilityTable | None = None
+    _adapters: dict[str, Adapter] = field(default_factory=dict)
+    _semaphores: dict[str, asyncio.Semaphore] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.table is None:
+            self.table = CapabilityTable(self.settings.model_capabilities)
+
+    def resolve(self, text: str, *, allow_urls: bool = True) -> ModelRef:
+        return parse_model_ref(text, self.settings, allow_urls=allow_urls)
+
+    def get(self, text: str) -> Adapter:
+        """The adapter for a model reference (built once). Raises ConfigurationError."""
+        adapter = self._adapters.get(text)
+        if adapter is None:
+            adapter = self._build(self.resolve(text))
+            self._adapters[text] = adapter
+        return adapter
+
+    def configured_models(self) -> list[str]:
+        """COUNCIL_MODELS, else one default model per provider that has a key."""
+        if self.settings.models:
+            return list(self.settings.models)
+        models: list[str] = []
+        if _secret(self.settings.anthropic_api_key):
+            models.append(f"anthropic:{self.settings.default_anthropic_model}")
+        if _secret(self.settings.openai_api_key):
+            models.append(f"openai:{self.settings.default_openai_model}")
+        return models
+
+    async def available_models(self) -> list[str]:
+        """Configured models; with none, a local Ollama server's first model if it answers."""
+        models = self.configured_models()
+        if models:
+            return models
+        ollama = await detect_ollama(self.settings.ollama_url)
+        if ollama:
+            log.info("ollama_default", model=ollama, url=self.settings.ollama_url)
+            return [f"{OLLAMA}:{ollama}"]
+        return []
+
+    async def aclose(self) -> None:
+        for adapter in self._adapters.values():
+            await adapter.aclose()
+        self._adapters.clear()
+
+    def _semaphore(self, provider: str) -> asyncio.Semaphore:
+        if provider not in self._semaphores:
+            self._semaphores[provider] = asyncio.Semaphore(self.settings.provider_concurrency)
+        return self._semaphores[provider]
+
+    def _build(self, ref: ModelRef) -> Adapter:
+        assert self.table is not None
+        common = {
+            "ref": ref,
+            "capabilities": self.table.lookup(ref.family, ref.model),
+            "semaphore": self._semaphore(ref.provider),
+            "deadline_s": self.settings.call_deadline_s,
+            "estimator": self.estimator,
+        }
+        if ref.family == "anthropic":
+            key = self._key(self.settings.anthropic_api_key, "ANTHROPIC_API_KEY", ref)
+            client = anthropic.AsyncAnthropic(
+                api_key=key,
+                base_url=ref.base_url,
+                max_retries=self.settings.max_retries,
+                timeout=self.settings.request_timeout_s,
+            )
+            return AnthropicAdapter(client, [key], **common)
+        key, key_env = self._openai_key(ref)
+        oai = openai.AsyncOpenAI(
+            api_key=key,
+            base_url=ref.base_url,
+            max_retries=self.settings.max_retries,
+            timeout=self.settings.request_timeout_s,
+            default_query={"api-version": ref.api_version} if ref.api_version else None,
+        )
+        return OpenAIAdapter(oai, [key], key_env, **common)
+
+    def _key(self, secret: SecretStr | None, env: str, ref: ModelRef) -> str:
+        value = _secret(secret)
+        if not value:
+            raise ConfigurationError(f"{ref.text}: {env} is not set", model=ref.text)
+        return value
+
+    def _openai_key(self, ref: ModelRef) -> tuple[str, str | None]:
+        if ref.provider == "openai":
+            return self._key(self.settings.openai_api_key, "OPENAI_API_KEY", ref), "OPENAI_API_KEY"
+        if ref.api_key_env is None:
+            return KEYLESS, None
+        value = os.environ.get(ref.api_key_env, "")
+        if not value and ref.provider == OLLAMA:
+            return KEYLESS, None
+        if not value and ref.provider != "openai-compatible":
+            raise ConfigurationError(f"{ref.text}: {ref.api_key_env} is not set", model=ref.text)
+        return value or KEYLESS, ref.api_key_env
+
+
+def _secret(value: SecretStr | None) -> str:
+    return value.get_secret_value().strip() if value is not None else ""
+
+
+async def detect_ollama(url: str, timeout_s: float = 0.5) -> str | None:
+    """The first model a local Ollama server lists, or None if nothing answers."""
+    try:
+        async with httpx.AsyncClient(timeout=timeout_s) as client:
+            response = await client.get(f"{url.rstrip('/')}/api/tags")
+            response.raise_for_status()
+            models = response.json().get("models") or []
+    except (httpx.HTTPError, ValueError):
+        return None
+    names = [m.get("name") for m in models if isinstance(m, dict) and m.get("name")]
+    return str(names[0]) if names else None

@@ -1,0 +1,108 @@
+"""JSON schemas for structured output, and reading JSON out of free text.
+
+OpenAI's strict mode accepts a subset of JSON Schema: every object closes its properties
+(`additionalProperties: false`) and lists all of them as required; optional values are
+expressed as nullable. Maps cannot be expressed at all, so our schemas use lists.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+JsonSchema = dict[str, Any]
+
+# Keywords strict mode rejects; they carry no meaning the model needs.
+_DROP_KEYS = ("default", "title")
+
+
+class SchemaError(ValueError):
+    """A schema that strict structured output cannot express (e.g. a map field)."""
+
+
+def model_schema(model: type[BaseModel]) -> JsonSchema:
+    """The plain JSON schema of a pydantic model (Anthropic tool `input_schema`)."""
+    return model.model_json_schema()
+
+
+def strict_schema(model: type[BaseModel]) -> JsonSchema:
+    """The model's schema rewritten for OpenAI strict mode."""
+    schema = copy.deepcopy(model.model_json_schema())
+    _make_strict(schema, path=model.__name__)
+    if schema.get("type") != "object":
+        raise SchemaError(f"{model.__name__}: the root of a strict schema must be an object")
+    return schema
+
+
+def _make_strict(node: Any, *, path: str) -> None:
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            _make_strict(item, path=f"{path}[{index}]")
+        return
+    if not isinstance(node, dict):
+        return
+    for key in _DROP_KEYS:
+        if key in node and not isinstance(node[key], dict | list):
+            node.pop(key)
+        elif key == "default":
+            node.pop(key, None)
+    if node.get("type") == "object" or "properties" in node:
+        _close_object(node, path=path)
+    for key, value in list(node.items()):
+        if key == "properties":
+            for name, prop in value.items():
+                _make_strict(prop, path=f"{path}.{name}")
+        elif isinstance(value, dict | list):
+            _make_strict(value, path=f"{path}.{key}")
+
+
+def _close_object(node: dict[str, Any], *, path: str) -> None:
+    extra = node.get("additionalProperties")
+    if isinstance(extra, dict) or extra is True:
+        raise SchemaError(f"{path}: maps are not allowed in strict schemas; use a list")
+    properties: dict[str, Any] = node.setdefault("properties", {})
+    node["additionalProperties"] = False
+    node["required"] = list(properties)
+
+
+def extract_json(text: str) -> Any:
+    """The first JSON object in `text`: a fenced ```json block, the whole text, or the
+    first balanced `{...}`. Raises ValueError when there is none."""
+    stripped = text.strip()
+    for candidate in (_fenced(stripped), stripped):
+        if candidate:
+            try:
+                return json.loads(candidate)
+            except json.JSONDecodeError:
+                pass
+    decoder = json.JSONDecoder()
+    for index, char in enumerate(stripped):
+        if char == "{":
+            try:
+                value, _ = decoder.raw_decode(stripped, index)
+            except json.JSONDecodeError:
+                continue
+            return value
+    raise ValueError("no JSON object found in the answer")
+
+
+def _fenced(text: str) -> str | None:
+    start = text.find("```")
+    if start < 0:
+        return None
+    body_start = text.find("\n", start)
+    end = text.find("```", body_start + 1)
+    if body_start < 0 or end < 0:
+        return None
+    return text[body_start + 1 : end].strip()
+
+
+def schema_instructions(name: str, schema: JsonSchema) -> str:
+    """What a model without native structured output is told, appended to the task."""
+    return (
+        f"Answer with one JSON object only, no prose, that validates against this JSON "
+        f"schema (named {name}):\n```json\n{json.dumps(schema, separators=(',', ':'))}\n```"
+    )

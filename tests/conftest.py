@@ -1,0 +1,23 @@
+"""Shared fixtures: the fake model server (one per test session, i.e. per xdist worker)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.fakes.model_server import FakeModelServer, run_fake_model_server
+
+
+@pytest.fixture(scope="session")
+def fake_models() -> Iterator[FakeModelServer]:
+    """The running fake model server, shared by the session. Prefer `models` in tests."""
+    with run_fake_model_server() as server:
+        yield server
+
+
+@pytest.fixture
+def models(fake_models: FakeModelServer) -> FakeModelServer:
+    """The session's fake model server with no rules, no calls and an empty cache."""
+    fake_models.reset()
+    return fake_models
