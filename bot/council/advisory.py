@@ -1,0 +1,252 @@
+"""The advisory: what a deliberation returns and what the renderers read.
+
+Everything here is plain data: the engine fills it in, `bot.render` turns it into a PR
+comment and a check run, the store keeps it as JSON. Model-written text in it is untrusted
+and is sanitized by the renderers, not here, so the record stays exactly what was said.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.council.schemas import (
+    Assessment,
+    DiscussionMessage,
+    JudgeDecision,
+    Severity,
+    Synthesis,
+    Vote,
+)
+
+__all__ = [
+    "SEVERITY_ORDER",
+    "Advisory",
+    "JudgeRecord",
+    "MergedFinding",
+    "Resolution",
+    "RoundMessage",
+    "RoundRecord",
+    "SeatReport",
+    "SeatState",
+    "ShiftRecord",
+    "TopFinding",
+    "UsageSummary",
+    "VoteCounts",
+    "format_location",
+]
+
+# Most severe first; used for sorting and for "keep the highest severity".
+SEVERITY_ORDER: dict[Severity, int] = {"critical": 0, "major": 1, "minor": 2, "nit": 3}
+
+
+class Resolution(StrEnum):
+    APPROVED = "APPROVED"
+    APPROVED_WITH_CONDITIONS = "APPROVED_WITH_CONDITIONS"
+    ESCALATE = "ESCALATE"
+    REJECTED = "REJECTED"
+    NO_QUORUM = "NO_QUORUM"
+    COST_LIMIT = "COST_LIMIT"
+    CANCELLED = "CANCELLED"
+    # The job failed or expired before the council could resolve (reason says why).
+    FAILED = "FAILED"
+
+    @property
+    def is_verdict(self) -> bool:
+        """True for the four outcomes the council actually decided."""
+        return self in _VERDICTS
+
+
+_VERDICTS = frozenset(
+    {
+        Resolution.APPROVED,
+        Resolution.APPROVED_WITH_CONDITIONS,
+        Resolution.ESCALATE,
+        Resolution.REJECTED,
+    }
+)
+
+
+def format_location(path: str, start_line: int | None, end_line: int | None) -> str:
+    """`path:L10-L20`, `path:L10` or `path`."""
+    if start_line is None:
+        return path
+    if end_line is None or end_line == start_line:
+        return f"{path}:L{start_line}"
+    return f"{path}:L{start_line}-L{end_line}"
+
+
+class SeatState(StrEnum):
+    OK = "ok"
+    TIMED_OUT = "timed_out"
+    ERROR = "error"
+    # Still incomplete or invalid after the completeness gate's re-asks.
+    INVALID = "invalid"
+    # Assessed validly, but its vote was invalid twice: counts as ABSTAIN.
+    ABSTAINED = "abstained"
+    # Never called (cost limit, cancellation).
+    SKIPPED = "skipped"
+
+
+_VALID_STATES = frozenset({SeatState.OK, SeatState.ABSTAINED})
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SeatReport(_Record):
+    seat_id: str
+    label: str = Field(description='Anonymized name shown to other seats, e.g. "Member A"')
+    persona_id: str
+    persona_name: str
+    division: str = ""
+    model: str = Field(description='Model reference, e.g. "anthropic:claude-sonnet-4-5"')
+    state: SeatState = SeatState.OK
+    error: str | None = None
+    assessment: Assessment | None = None
+    vote: Vote | None = None
+    # The board-scoring total that seated this persona; None for seats not chosen by score.
+    score: float | None = None
+    lenses: list[str] = Field(default_factory=list)
+
+    @property
+    def is_valid(self) -> bool:
+        """A seat whose assessment counts (it may still have abstained from the vote)."""
+        return self.state in _VALID_STATES and self.assessment is not None
+
+
+class MergedFinding(_Record):
+    severity: Severity
+    path: str
+    start_line: int | None = None
+    end_line: int | None = None
+    title: str
+    detail: str
+    suggestion: str | None = None
+    raised_by: list[str] = Field(description="Seat ids, in the order they raised it")
+    consensus: int = Field(ge=1, description="How many distinct seats raised it")
+
+    def location(self) -> str:
+        return format_location(self.path, self.start_line, self.end_line)
+
+
+class TopFinding(_Record):
+    """An item listed at the top of the advisory whatever the resolution."""
+
+    kind: Literal["finding", "red_flag"]
+    # None for red flags, which carry no severity of their own.
+    severity: Severity | None = None
+    path: str | None = None
+    start_line: int | None = None
+    end_line: int | None = None
+    title: str
+    raised_by: list[str]
+
+    @property
+    def consensus(self) -> int:
+        return len(self.raised_by)
+
+    def location(self) -> str:
+        return format_location(self.path, self.start_line, self.end_line) if self.path else ""
+
+
+class UsageSummary(_Record):
+    calls: int = 0
+    # Uncached input only; cache writes and cache reads are counted apart.
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_tokens: int = 0
+    cached_input_tokens: int = 0
+    cost_usd: float = 0.0
+    wall_ms: int = 0
+
+    def plus(self, other: UsageSummary) -> UsageSummary:
+        """Sum of two summaries; wall time is the longer one (phases overlap in parallel)."""
+        return UsageSummary(
+            calls=self.calls + other.calls,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+            wall_ms=max(self.wall_ms, other.wall_ms),
+        )
+
+
+class RoundMessage(_Record):
+    seat_id: str
+    message: DiscussionMessage
+
+
+class RoundRecord(_Record):
+    round: int = Field(ge=1)
+    messages: list[RoundMessage] = Field(default_factory=list)
+
+
+class ShiftRecord(_Record):
+    seat_id: str
+    round: int = Field(ge=1)
+    original_position: str | None = None
+    new_position: str | None = None
+    changed_by: str | None = None
+
+
+class JudgeRecord(_Record):
+    cycle: int = Field(ge=1)
+    decision: JudgeDecision
+
+
+class VoteCounts(_Record):
+    approve: int = 0
+    reject: int = 0
+    abstain: int = 0
+
+
+class Advisory(_Record):
+    deliberation_id: str
+    protocol: str
+    topic: str
+    resolution: Resolution
+    # Mean confidence of the majority side, 0-1.
+    confidence: float = Field(default=0.0, ge=0.0, le=1.0)
+    seats: list[SeatReport] = Field(default_factory=list)
+    findings: list[MergedFinding] = Field(default_factory=list)
+    top_findings: list[TopFinding] = Field(default_factory=list)
+    conditions: list[str] = Field(default_factory=list)
+    synthesis: Synthesis | None = None
+    rounds: list[RoundRecord] = Field(default_factory=list)
+    shifts: list[ShiftRecord] = Field(default_factory=list)
+    judge_decisions: list[JudgeRecord] = Field(default_factory=list)
+    # Seat ids, best first, aggregated from the anonymized peer rankings (council protocol).
+    peer_ranking: list[str] = Field(default_factory=list)
+    # e.g. "single-model council", board fill notes, context that did not fit.
+    notes: list[str] = Field(default_factory=list)
+    partial: bool = False
+    missing_perspectives: list[str] = Field(default_factory=list)
+    usage: UsageSummary = Field(default_factory=UsageSummary)
+    # Why there is no verdict (NO_QUORUM, COST_LIMIT, CANCELLED, FAILED).
+    reason: str | None = None
+
+    def valid_seats(self) -> list[SeatReport]:
+        return [s for s in self.seats if s.is_valid]
+
+    def lost_seats(self) -> list[SeatReport]:
+        return [s for s in self.seats if not s.is_valid]
+
+    def seat(self, seat_id: str) -> SeatReport | None:
+        return next((s for s in self.seats if s.seat_id == seat_id), None)
+
+    def label_for(self, seat_id: str) -> str:
+        seat = self.seat(seat_id)
+        return seat.label if seat else seat_id
+
+    def vote_counts(self) -> VoteCounts:
+        """Votes of the valid seats; a valid seat without a vote counts as abstaining."""
+        tally = Counter(s.vote.vote if s.vote else "ABSTAIN" for s in self.valid_seats())
+        return VoteCounts(
+            approve=tally["APPROVE"], reject=tally["REJECT"], abstain=tally["ABSTAIN"]
+        )

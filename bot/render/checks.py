@@ -1,0 +1,223 @@
+"""The advisory as a check run: conclusion, title, summary, text and line annotations.
+
+Conclusions (PRODUCT.md): APPROVED -> success, APPROVED_WITH_CONDITIONS -> neutral,
+ESCALATE -> action_required, REJECTED -> failure; NO_QUORUM, COST_LIMIT and FAILED ->
+neutral with the reason in the title; CANCELLED -> cancelled. With `gate: advisory` the
+check never blocks: failure and action_required become neutral.
+
+GitHub takes at most 50 annotations per request, so `annotation_batches` splits them for
+the create call and the updates that follow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.council.advisory import Advisory, MergedFinding, Resolution
+from bot.council.sanitize import strip_invisible
+from bot.render.markdown import (
+    RESOLUTION_TITLE,
+    cell,
+    partial_banner,
+    raised_by,
+    seats_phrase,
+    top_findings_table,
+    verdict_heading,
+)
+
+__all__ = [
+    "ANNOTATIONS_PER_REQUEST",
+    "Annotation",
+    "AnnotationLevel",
+    "CheckRunOutput",
+    "Conclusion",
+    "Gate",
+    "annotation_batches",
+    "annotations_for",
+    "conclusion_for",
+    "render_check_run",
+]
+
+Gate = Literal["verdict", "advisory"]
+Conclusion = Literal["success", "neutral", "action_required", "failure", "cancelled"]
+AnnotationLevel = Literal["notice", "warning", "failure"]
+
+ANNOTATIONS_PER_REQUEST = 50
+# GitHub's limits are 65,535 characters for summary and text; stay clear of them.
+_SUMMARY_MAX = 60_000
+_TEXT_MAX = 60_000
+_TITLE_MAX = 200
+_MESSAGE_MAX = 4_000
+
+_CONCLUSIONS: dict[Resolution, Conclusion] = {
+    Resolution.APPROVED: "success",
+    Resolution.APPROVED_WITH_CONDITIONS: "neutral",
+    Resolution.ESCALATE: "action_required",
+    Resolution.REJECTED: "failure",
+    Resolution.NO_QUORUM: "neutral",
+    Resolution.COST_LIMIT: "neutral",
+    Resolution.FAILED: "neutral",
+    Resolution.CANCELLED: "cancelled",
+}
+_LEVELS: dict[str, AnnotationLevel] = {
+    "critical": "failure",
+    "major": "warning",
+    "minor": "warning",
+    "nit": "notice",
+}
+
+
+class Annotation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    start_line: int = Field(ge=1)
+    end_line: int = Field(ge=1)
+    annotation_level: AnnotationLevel
+    title: str
+    message: str
+    raw_details: str | None = None
+
+
+class CheckRunOutput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    title: str
+    summary: str = Field(max_length=65_535)
+    text: str | None = Field(default=None, max_length=65_535)
+    annotations: list[Annotation] = Field(default_factory=list)
+
+
+def conclusion_for(resolution: Resolution, gate: Gate = "verdict") -> Conclusion:
+    conclusion = _CONCLUSIONS[resolution]
+    if gate == "advisory" and conclusion in ("failure", "action_required"):
+        return "neutral"
+    return conclusion
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _plain(text: str, limit: int) -> str:
+    # Annotations are plain text, but bidi controls would still disguise them.
+    return _clip(strip_invisible(text).strip(), limit)
+
+
+def _annotation(advisory: Advisory, f: MergedFinding) -> Annotation | None:
+    if f.start_line is None or not f.path:
+        return None
+    message = f.detail.strip() or f.title
+    message += f"\n\nRaised by {raised_by(advisory, f.raised_by)}."
+    return Annotation(
+        path=f.path,
+        start_line=f.start_line,
+        end_line=max(f.end_line or f.start_line, f.start_line),
+        annotation_level=_LEVELS[f.severity],
+        title=_plain(f"[{f.severity}] {f.title}", 255),
+        message=_plain(message, _MESSAGE_MAX),
+        raw_details=_plain(f.suggestion, _MESSAGE_MAX) if f.suggestion else None,
+    )
+
+
+def annotations_for(advisory: Advisory) -> list[Annotation]:
+    """One annotation per merged finding anchored to a line."""
+    found = (_annotation(advisory, f) for f in advisory.findings)
+    return [a for a in found if a is not None]
+
+
+def annotation_batches(
+    annotations: Sequence[Annotation], size: int = ANNOTATIONS_PER_REQUEST
+) -> list[list[Annotation]]:
+    if size < 1:
+        raise ValueError("batch size must be at least 1")
+    return [list(annotations[i : i + size]) for i in range(0, len(annotations), size)]
+
+
+def _title(advisory: Advisory) -> str:
+    r = advisory.resolution
+    if r.is_verdict:
+        title = f"{RESOLUTION_TITLE[r]} · confidence {round(advisory.confidence * 100)}%"
+        title += f" · {seats_phrase(advisory)}"
+    else:
+        reason = " ".join(strip_invisible(advisory.reason or "").split())
+        title = f"{RESOLUTION_TITLE[r]}: {reason}" if reason else RESOLUTION_TITLE[r]
+    return _clip(title, _TITLE_MAX)
+
+
+def _summary_head(advisory: Advisory) -> list[str]:
+    parts = [f"## {verdict_heading(advisory)}", seats_phrase(advisory)]
+    banner = partial_banner(advisory)
+    if banner:
+        parts.append(banner)
+    if advisory.reason:
+        parts.append(f"**Why:** {cell(advisory.reason, 1_000)}")
+    return parts
+
+
+def _summary_rest(advisory: Advisory, gate: Gate, comment_url: str | None) -> list[str]:
+    parts: list[str] = []
+    if comment_url:
+        parts.append(f"The full advisory is in [the council's comment]({comment_url}).")
+    if gate == "advisory":
+        parts.append("_Gate: advisory. This check reports; it never blocks a merge._")
+    if advisory.synthesis and advisory.synthesis.recommendation.strip():
+        parts.append(f"**Recommendation:** {cell(advisory.synthesis.recommendation, 2_000)}")
+    if advisory.conditions:
+        parts.append(
+            "**Conditions**\n\n" + "\n".join(f"- {cell(c, 500)}" for c in advisory.conditions)
+        )
+    if any(s.vote for s in advisory.seats):
+        counts = advisory.vote_counts()
+        parts.append(
+            f"Votes: {counts.approve} approve, {counts.reject} reject, {counts.abstain} abstain."
+        )
+    return parts
+
+
+def _summary(advisory: Advisory, gate: Gate, comment_url: str | None) -> str:
+    head, rest = _summary_head(advisory), _summary_rest(advisory, gate, comment_url)
+    limit: int | None = None
+    while True:
+        top = [top_findings_table(advisory, limit)] if advisory.top_findings else []
+        text = "\n\n".join([*head, *top, *rest])
+        if len(text) <= _SUMMARY_MAX or limit == 0:
+            return _clip(text, _SUMMARY_MAX)
+        limit = len(advisory.top_findings) // 2 if limit is None else limit // 2
+
+
+def _text(advisory: Advisory) -> str | None:
+    if not advisory.findings:
+        return None
+    lines = ["### Findings", ""]
+    used = 0
+    for n, f in enumerate(advisory.findings):
+        line = (
+            f"- **{f.severity}** {cell(f.location())}: {cell(f.title, 200)} "
+            f"({raised_by(advisory, f.raised_by)})"
+        )
+        used += len(line) + 1
+        if used > _TEXT_MAX - 200:
+            lines.append(f"- …and {len(advisory.findings) - n} more.")
+            break
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def render_check_run(
+    advisory: Advisory, *, gate: Gate = "verdict", comment_url: str | None = None
+) -> CheckRunOutput:
+    """Title, summary and text of the completed check run, with every annotation.
+
+    Send `annotations` in `annotation_batches`: the first batch with the completing call,
+    the rest in updates.
+    """
+    return CheckRunOutput(
+        title=_title(advisory),
+        summary=_summary(advisory, gate, comment_url),
+        text=_text(advisory),
+        annotations=annotations_for(advisory),
+    )
