@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from bot.cli import models, review
+from bot.cli import agents, models, review
 
 app = typer.Typer(
     name="council",
@@ -14,6 +14,7 @@ app = typer.Typer(
 )
 app.add_typer(models.app, name="models")
 app.command("review")(review.review)
+app.command("agents")(agents.agents)
 
 
 def main() -> None:

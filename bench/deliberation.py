@@ -1,0 +1,199 @@
+"""Deliberation wall time and cache savings, against the fake model server.
+
+A 5-seat board with one discussion round over a 30,000-token context, every call taking a
+fixed latency L with its first token at 0.25 L. Reported, as medians over repeats:
+
+- wall time against the critical path (per sequential phase: one time-to-first-token for the
+  warming call plus L) and against the same calls made one at a time;
+- input-token cost with caching (writes at 1.25x, reads at 0.1x) against the same
+  deliberation with caching off.
+
+Run: `python -m bench.deliberation` (or `make bench`). Writes bench/results/deliberation.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bot.council.engine import BoardConfig, DeliberationRequest, Engine, PinnedSeat
+from bot.council.ledger import InMemoryLedger
+from bot.council.personas import load_catalog
+from bot.council.prompts import ContextSection, render_context
+from bot.council.scoring import ReviewSignals
+from bot.providers import CapabilityTable, ProviderRegistry
+from bot.settings import Settings
+from tests.fakes.council_answers import CouncilScript
+from tests.fakes.model_server import FakeModelServer, run_fake_model_server
+
+MODEL = "anthropic:claude-sonnet-5-5"
+SEATS = 5
+ROUNDS = 1
+CONTEXT_TOKENS = 30_000
+NO_CACHE = 10**9
+# Pinned so every run seats the same five (scoring is measured elsewhere).
+BOARD = (
+    "performance-engineer",
+    "concurrency-analyst",
+    "software-architect",
+    "test-engineer",
+    "sre-reliability",
+)
+
+
+def make_context(server: FakeModelServer) -> str:
+    line = "+    total = compute_total(order.items, discounts=order.discounts)  # line\n"
+    body = line * (CONTEXT_TOKENS * 4 // len(line))
+    text = render_context(
+        "Refactor order totals", [ContextSection(kind="diff", path="shop/orders.py", text=body)]
+    )
+    assert abs(server.count_tokens(text) - CONTEXT_TOKENS) / CONTEXT_TOKENS < 0.05
+    return text
+
+
+def settings(server: FakeModelServer, concurrency: int) -> Settings:
+    return Settings(  # type: ignore[call-arg]
+        _env_file=None,
+        anthropic_api_key="bench",
+        anthropic_base_url=server.anthropic_url,
+        max_retries=0,
+        provider_concurrency=concurrency,
+        call_deadline_s=120.0,
+    )
+
+
+async def one_run(
+    server: FakeModelServer,
+    context: str,
+    latency: float,
+    *,
+    concurrency: int,
+    cache: bool,
+    tag: str,
+) -> dict[str, Any]:
+    server.reset()
+    if not cache:
+        server.min_cache_tokens = {"*": NO_CACHE}
+    server.default(CouncilScript(latency_s=latency, first_token_s=0.25 * latency).reply)
+    registry = ProviderRegistry(settings(server, concurrency))
+    engine = Engine(registry, load_catalog(), InMemoryLedger())
+    request = DeliberationRequest(
+        deliberation_id=f"bench-{tag}-{time.monotonic_ns()}",
+        topic="Review this refactor",
+        protocol="board",
+        context=context,
+        models=[MODEL],
+        signals=ReviewSignals(topic="review", languages=("python",), areas=("performance",)),
+        board=BoardConfig(default_size=SEATS, min_size=3, discussion_rounds=ROUNDS),
+        pinned=[PinnedSeat(persona=p) for p in BOARD],
+    )
+    started = time.perf_counter()
+    advisory = await engine.deliberate(request)
+    wall = time.perf_counter() - started
+    await registry.aclose()
+    usage = advisory.usage
+    caps = CapabilityTable().lookup("anthropic", MODEL.split(":", 1)[1])
+    cost = (
+        usage.input_tokens * caps.input_price
+        + usage.cache_write_tokens * caps.cache_write_price
+        + usage.cached_input_tokens * caps.cache_read_price
+    ) / 1e6
+    return {
+        "wall_s": wall,
+        "calls": usage.calls,
+        "input_cost_usd": cost,
+        "resolution": advisory.resolution.value,
+        "input_tokens": usage.input_tokens + usage.cache_write_tokens + usage.cached_input_tokens,
+    }
+
+
+def critical_path(latency: float) -> float:
+    # assess, discuss, vote: a warming call's first token, then L; synthesis: one call.
+    return 3 * (0.25 * latency + latency) + latency
+
+
+async def measure(latency: float, repeats: int) -> dict[str, Any]:
+    with run_fake_model_server() as server:
+        context = make_context(server)
+        runs: dict[str, list[dict[str, Any]]] = {"parallel": [], "sequential": [], "uncached": []}
+        for i in range(repeats):
+            runs["parallel"].append(
+                await one_run(server, context, latency, concurrency=8, cache=True, tag=f"p{i}")
+            )
+            runs["uncached"].append(
+                await one_run(server, context, latency, concurrency=8, cache=False, tag=f"u{i}")
+            )
+            runs["sequential"].append(
+                await one_run(server, context, latency, concurrency=1, cache=True, tag=f"s{i}")
+            )
+
+    def median(kind: str, key: str) -> float:
+        return statistics.median(r[key] for r in runs[kind])
+
+    path = critical_path(latency)
+    return {
+        "latency_s": latency,
+        "repeats": repeats,
+        "seats": SEATS,
+        "rounds": ROUNDS,
+        "context_tokens": CONTEXT_TOKENS,
+        "calls": runs["parallel"][0]["calls"],
+        "critical_path_s": path,
+        "wall_s": median("parallel", "wall_s"),
+        "sequential_wall_s": median("sequential", "wall_s"),
+        "wall_vs_critical_path": median("parallel", "wall_s") / path,
+        "wall_vs_sequential": median("parallel", "wall_s") / median("sequential", "wall_s"),
+        "cached_input_cost_usd": median("parallel", "input_cost_usd"),
+        "uncached_input_cost_usd": median("uncached", "input_cost_usd"),
+        "cost_ratio": median("parallel", "input_cost_usd") / median("uncached", "input_cost_usd"),
+        "goals": {"wall_vs_critical_path_max": 1.15, "cost_ratio_max": 0.45},
+    }
+
+
+def print_table(result: dict[str, Any]) -> None:
+    rows = [
+        ("calls per deliberation", f"{result['calls']}"),
+        ("critical path", f"{result['critical_path_s']:.2f} s"),
+        ("wall time (parallel, cached)", f"{result['wall_s']:.2f} s"),
+        ("wall time (one call at a time)", f"{result['sequential_wall_s']:.2f} s"),
+        ("wall / critical path (goal <= 1.15)", f"{result['wall_vs_critical_path']:.3f}"),
+        ("wall / one-at-a-time", f"{result['wall_vs_sequential']:.3f}"),
+        ("input cost, cached", f"${result['cached_input_cost_usd']:.4f}"),
+        ("input cost, caching off", f"${result['uncached_input_cost_usd']:.4f}"),
+        ("cached / uncached cost (goal <= 0.45)", f"{result['cost_ratio']:.3f}"),
+    ]
+    width = max(len(name) for name, _ in rows)
+    print(
+        f"Deliberation benchmark: L = {result['latency_s']} s, {result['seats']} seats, "
+        f"{result['rounds']} round, {result['context_tokens']:,}-token context, median of "
+        f"{result['repeats']}"
+    )
+    for name, value in rows:
+        print(f"  {name:<{width}}  {value}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.5, help="seconds per call (L)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).parent / "results" / "deliberation.json"
+    )
+    args = parser.parse_args()
+    result = asyncio.run(measure(args.latency, args.repeats))
+    print_table(result)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

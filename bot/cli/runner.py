@@ -1,0 +1,428 @@
+"""Plan and run a review: the composition of context, council, store and render for the CLI.
+
+`plan_review` needs no model (it is the dry run); `run_review` convenes the council.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from bot.cli.gitdiff import LocalChange
+from bot.context.rawdiff import RawContext, build_raw_context
+from bot.council.advisory import Advisory
+from bot.council.engine import PROTOCOLS, BoardConfig, DeliberationRequest, Engine, ProgressEvent
+from bot.council.personas import Catalog, load_catalog
+from bot.council.prompts import ContextSection, render_context
+from bot.council.scoring import (
+    PersonaRecord,
+    ReviewSignals,
+    review_task_type,
+    score_catalog,
+    select_board,
+)
+from bot.providers import CapabilityTable, ProviderRegistry, cost_usd
+from bot.render import conclusion_for, render_comment
+from bot.settings import Settings
+from bot.store.db import Database
+from bot.store.ledger import SqlLedger
+from bot.store.records import (
+    DeliberationStatus,
+    create_deliberation,
+    persona_track_records,
+    set_status,
+)
+from bot.tokens import default_estimator
+
+EXIT_USAGE = 2
+EXIT_NO_QUORUM = 3
+DEFAULT_TOPIC = (
+    "Review this pull request: is it correct, safe and well designed, and should it merge?"
+)
+# Tokens a seat writes per call, for the estimate (assessments are the longest answers).
+OUTPUT_ESTIMATE = 1200
+_WORD = re.compile(r"[a-z][a-z0-9+#.-]{2,}")
+# Words every review question has: they say nothing about which specialists to seat.
+_STOP = frozenset(
+    {
+        "the",
+        "and",
+        "for",
+        "this",
+        "that",
+        "with",
+        "should",
+        "would",
+        "could",
+        "review",
+        "reviewer",
+        "pull",
+        "request",
+        "change",
+        "changes",
+        "merge",
+        "merged",
+        "code",
+        "correct",
+        "safe",
+        "well",
+        "designed",
+        "does",
+        "what",
+        "which",
+        "how",
+        "why",
+        "its",
+        "are",
+        "was",
+        "is",
+        "into",
+        "from",
+        "about",
+        "our",
+        "your",
+        "their",
+        "there",
+        "here",
+        "will",
+        "can",
+        "not",
+    }
+)
+
+
+@dataclass
+class SeatPreview:
+    persona_id: str
+    name: str
+    division: str
+    model: str
+    score: float | None
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ReviewPlan:
+    protocol: str
+    topic: str
+    models: list[str]
+    title: str
+    context_text: str
+    context_tokens: int
+    budget: int
+    included: list[str]
+    omitted: list[str]
+    signals: ReviewSignals
+    seats: list[SeatPreview]
+    notes: list[str]
+    estimate_calls: int
+    estimate_cost_usd: float
+    board: BoardConfig
+    catalog: Catalog
+
+
+async def plan_review(
+    settings: Settings,
+    change: LocalChange,
+    *,
+    protocol: str,
+    question: str | None,
+    models: list[str],
+) -> ReviewPlan:
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
+    registry = ProviderRegistry(settings)
+    refs = models or await registry.available_models()
+    for ref in refs:
+        registry.resolve(ref)  # a malformed reference is a usage error, before any work
+    budget = context_budget(settings, refs)
+    raw = build_raw_context(change.diff, budget)
+    sections = [ContextSection(kind="diff", path=f.path, text=f.text) for f in raw.files]
+    if change.description:
+        sections.insert(0, ContextSection(kind="description", text=change.description))
+    if not sections:
+        sections = [ContextSection(kind="diff", text="(the diff is empty)")]
+    topic = question or DEFAULT_TOPIC
+    signals = ReviewSignals(
+        topic=topic,
+        languages=tuple(raw.languages),
+        areas=tuple(raw.areas),
+        keywords=tuple(sorted(set(_WORD.findall(topic.lower())) - _STOP)),
+        dominant_area=raw.areas[0] if raw.areas else None,
+    )
+    board = BoardConfig()
+    catalog = load_catalog()
+    seats, notes = preview_seats(catalog, signals, protocol, refs, board)
+    context_text = render_context(change.title, sections, raw.omitted)
+    context_tokens = default_estimator().estimate(context_text)
+    calls = estimate_calls(protocol, len(seats) or 3, board.discussion_rounds)
+    return ReviewPlan(
+        protocol=protocol,
+        topic=topic,
+        models=refs,
+        title=change.title,
+        context_text=context_text,
+        context_tokens=context_tokens,
+        budget=budget,
+        included=raw.included,
+        omitted=raw.omitted,
+        signals=signals,
+        seats=seats,
+        notes=notes,
+        estimate_calls=calls,
+        estimate_cost_usd=estimate_cost(settings, refs, calls, context_tokens),
+        board=board,
+        catalog=catalog,
+    )
+
+
+def signals_for(raw: RawContext, topic: str) -> ReviewSignals:
+    return ReviewSignals(
+        topic=topic,
+        languages=tuple(raw.languages),
+        areas=tuple(raw.areas),
+        keywords=tuple(sorted(set(_WORD.findall(topic.lower())) - _STOP)),
+        dominant_area=raw.areas[0] if raw.areas else None,
+    )
+
+
+def context_budget(settings: Settings, models: list[str]) -> int:
+    """The configured budget, capped to half the smallest window among the seated models:
+    the other half is for rules, transcript and the answer."""
+    table = CapabilityTable(settings.model_capabilities)
+    registry = ProviderRegistry(settings, table=table)
+    windows = [
+        table.lookup(ref.family, ref.model).context_window for ref in map(registry.resolve, models)
+    ]
+    cap = int(min(windows) * 0.5) if windows else settings.context_tokens
+    margin = 1 - default_estimator().margin
+    return int(min(settings.context_tokens, cap) * margin)
+
+
+def preview_seats(
+    catalog: Catalog, signals: ReviewSignals, protocol: str, models: list[str], board: BoardConfig
+) -> tuple[list[SeatPreview], list[str]]:
+    pool = models or ["(no model)"]
+    if protocol == "council":
+        distinct = list(dict.fromkeys(pool))
+        count = 3 if len(distinct) == 1 else len(distinct)
+        return [
+            SeatPreview(
+                "council-member", "Council member", "council", distinct[i % len(distinct)], None
+            )
+            for i in range(count)
+        ], []
+    if protocol == "debate":
+        return [], ["Debate panelists are designed for the question by a model at run time."]
+    size = 3 if protocol == "quick" else board.default_size
+    scored = score_catalog(catalog, signals)
+    chosen = select_board(scored, size=size, min_size=min(board.min_size, size))
+    seats = [
+        SeatPreview(s.id, s.persona.name, s.division, pool[i % len(pool)], s.total, list(s.reasons))
+        for i, s in enumerate(chosen.seats)
+    ]
+    return seats, list(chosen.notes)
+
+
+def estimate_calls(protocol: str, seats: int, rounds: int) -> int:
+    if protocol == "board":
+        return seats * (2 + rounds) + 1
+    if protocol == "quick":
+        return seats + 1
+    if protocol == "council":
+        return seats * (2 if seats >= 3 else 1) + 1
+    panel = 3
+    return 1 + panel + 3 * (panel + 1) + panel + 1  # design, assess, 3 judged cycles, vote, chair
+
+
+def estimate_cost(settings: Settings, models: list[str], calls: int, context_tokens: int) -> float:
+    """Every call reads the context (cached after the first of each phase and model) and
+    writes about OUTPUT_ESTIMATE tokens."""
+    if not models:
+        return 0.0
+    table = CapabilityTable(settings.model_capabilities)
+    registry = ProviderRegistry(settings, table=table)
+    total = 0.0
+    for i in range(calls):
+        ref = registry.resolve(models[i % len(models)])
+        caps = table.lookup(ref.family, ref.model)
+        first = i < len(models)
+        total += cost_usd(
+            caps,
+            input_tokens=2_000,
+            cache_write_tokens=context_tokens if first else 0,
+            cache_read_tokens=0 if first else context_tokens,
+            output_tokens=OUTPUT_ESTIMATE,
+        )
+    return round(total, 4)
+
+
+async def run_review(
+    settings: Settings,
+    plan: ReviewPlan,
+    *,
+    deliberation_id: str,
+    head_sha: str | None,
+    on_progress: Callable[[ProgressEvent], None] | None = None,
+) -> tuple[Advisory, str]:
+    registry = ProviderRegistry(settings)
+    db = Database(settings.database_url)
+    try:
+        await db.connect()
+        record = await create_deliberation(
+            db,
+            key=deliberation_id,
+            repo=str(Path.cwd()),
+            pr_number=None,
+            head_sha=head_sha or "",
+            trigger="cli",
+            protocol=plan.protocol,
+            topic=plan.topic,
+        )
+        records = await _track_records(db, plan.signals)
+        engine = Engine(
+            registry, plan.catalog, SqlLedger(db), track_records=records, on_progress=on_progress
+        )
+        advisory = await engine.deliberate(
+            DeliberationRequest(
+                deliberation_id=record.id,
+                topic=plan.topic,
+                protocol=plan.protocol,
+                context=plan.context_text,
+                signals=plan.signals,
+                models=plan.models,
+                allowed_models=settings.allowed_models,
+                board=plan.board,
+                notes=plan.notes,
+                max_cost_usd=settings.max_cost_usd,
+                assessment_timeout_s=settings.call_deadline_s,
+            )
+        )
+        markdown = render_comment(advisory)
+        await set_status(
+            db,
+            record.id,
+            DeliberationStatus.COMPLETED,
+            resolution=advisory.resolution.value,
+            conclusion=conclusion_for(advisory.resolution, "verdict"),
+            advisory_json=advisory.model_dump_json(),
+            cost_usd=advisory.usage.cost_usd,
+        )
+        return advisory, markdown
+    finally:
+        await registry.aclose()
+        await db.dispose()
+
+
+async def _track_records(db: Database, signals: ReviewSignals) -> list[PersonaRecord]:
+    task_type = review_task_type(signals)
+    found = await persona_track_records(db, [task_type])
+    return [
+        PersonaRecord(
+            persona_id=r.persona_id,
+            task_type=r.task_type,
+            outcomes=r.outcomes,
+            success_rate=r.success_rate,
+            top_for_task_type=r.top_for_task_type,
+        )
+        for r in found
+    ]
+
+
+def advisory_json(advisory: Advisory, markdown: str) -> dict[str, Any]:
+    return {
+        "protocol": advisory.protocol,
+        "resolution": advisory.resolution.value,
+        "conclusion": conclusion_for(advisory.resolution, "verdict"),
+        "seats": [
+            {
+                "id": s.seat_id,
+                "persona": s.persona_id,
+                "division": s.division,
+                "model": s.model,
+                "state": s.state.value,
+                "verdict": s.assessment.verdict if s.assessment else None,
+                "score": s.assessment.score if s.assessment else None,
+                "vote": s.vote.vote if s.vote else None,
+                "confidence": s.vote.confidence if s.vote else None,
+                "board_score": s.score,
+            }
+            for s in advisory.seats
+        ],
+        "findings": [
+            {
+                "severity": f.severity,
+                "path": f.path,
+                "start_line": f.start_line,
+                "end_line": f.end_line,
+                "title": f.title,
+                "raised_by": f.raised_by,
+            }
+            for f in advisory.findings
+        ],
+        "conditions": advisory.conditions,
+        "usage": {
+            "calls": advisory.usage.calls,
+            "input_tokens": advisory.usage.input_tokens,
+            "output_tokens": advisory.usage.output_tokens,
+            "cached_input_tokens": advisory.usage.cached_input_tokens,
+            "cache_write_tokens": advisory.usage.cache_write_tokens,
+            "cost_usd": round(advisory.usage.cost_usd, 6),
+            "wall_ms": advisory.usage.wall_ms,
+        },
+        "markdown": markdown,
+    }
+
+
+def dry_run_json(plan: ReviewPlan) -> dict[str, Any]:
+    return {
+        "protocol": plan.protocol,
+        "dry_run": True,
+        "models": plan.models,
+        "seats": [
+            {
+                "persona": s.persona_id,
+                "name": s.name,
+                "division": s.division,
+                "model": s.model,
+                "score": s.score,
+            }
+            for s in plan.seats
+        ],
+        "notes": plan.notes,
+        "context": {
+            "tokens": plan.context_tokens,
+            "budget": plan.budget,
+            "included": plan.included,
+            "omitted": plan.omitted,
+        },
+        "estimate": {"calls": plan.estimate_calls, "cost_usd": plan.estimate_cost_usd},
+    }
+
+
+def print_dry_run(plan: ReviewPlan, console: Console) -> None:
+    console.print(f"[bold]Dry run[/] - protocol {plan.protocol}: {plan.topic}")
+    table = Table(title="Seats")
+    for column in ("persona", "division", "model", "score"):
+        table.add_column(column)
+    for s in plan.seats:
+        table.add_row(s.name, s.division, s.model, "-" if s.score is None else f"{s.score:g}")
+    console.print(table)
+    for note in plan.notes:
+        console.print(f"note: {note}")
+    console.print(
+        f"Context: {plan.context_tokens:,} tokens of a {plan.budget:,}-token budget; "
+        f"{len(plan.included)} file(s) included, {len(plan.omitted)} left out."
+    )
+    for item in plan.omitted:
+        console.print(f"  left out: {item}", highlight=False)
+    console.print(
+        f"Would make about {plan.estimate_calls} model calls; estimated cost "
+        f"${plan.estimate_cost_usd:.4f}."
+    )

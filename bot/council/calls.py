@@ -1,0 +1,249 @@
+"""Ledger-backed model calls: a step whose answer is in the ledger is never paid for twice.
+
+Every seat call goes through `SeatCaller.call`: it replays a recorded step, or checks the
+cost cap, calls the provider, and records the validated answer (or the typed failure) with
+its tokens, cost and time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import BaseModel, JsonValue
+
+from bot.council.advisory import UsageSummary
+from bot.council.ledger import EventKind, Ledger
+from bot.council.seats import Seat
+from bot.providers import (
+    ErrorKind,
+    InvalidOutput,
+    ModelCall,
+    Provider,
+    ProviderError,
+    StartedCall,
+    Usage,
+)
+
+
+class ProviderSource(Protocol):
+    """Where the engine gets a provider for a model reference (the ProviderRegistry)."""
+
+    def get(self, ref: str) -> Provider: ...
+
+
+class CostLimitReached(Exception):
+    """The deliberation's cost cap was reached before a call could start."""
+
+
+@dataclass
+class Outcome:
+    """The result of one step, fresh or replayed from the ledger."""
+
+    output: BaseModel | None
+    text: str
+    error_kind: str | None
+    error: str | None
+    validation_error: str | None
+    usage: Usage
+    cost_usd: float
+    ms: int
+    replayed: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error_kind is None
+
+    @property
+    def invalid(self) -> bool:
+        return self.error_kind == ErrorKind.INVALID_OUTPUT.value
+
+
+@dataclass
+class Accounts:
+    """Usage and cost over the whole deliberation, replayed steps included."""
+
+    cap_usd: float | None
+    usage: UsageSummary = field(default_factory=UsageSummary)
+    fresh_calls: int = 0
+
+    def add(self, outcome: Outcome) -> None:
+        self.usage = self.usage.plus(
+            UsageSummary(
+                calls=1,
+                input_tokens=outcome.usage.input_tokens,
+                output_tokens=outcome.usage.output_tokens,
+                cache_write_tokens=outcome.usage.cache_write_tokens,
+                cached_input_tokens=outcome.usage.cache_read_tokens,
+                cost_usd=outcome.cost_usd,
+            )
+        )
+        if not outcome.replayed:
+            self.fresh_calls += 1
+
+    def check(self) -> None:
+        if self.cap_usd is not None and self.usage.cost_usd >= self.cap_usd:
+            raise CostLimitReached(
+                f"cost cap of ${self.cap_usd:.2f} reached (${self.usage.cost_usd:.4f} spent)"
+            )
+
+
+ProgressFn = Callable[[str, str | None, str], None]
+
+
+class SeatCaller:
+    def __init__(
+        self,
+        deliberation_id: str,
+        providers: ProviderSource,
+        ledger: Ledger,
+        accounts: Accounts,
+        progress: ProgressFn,
+    ) -> None:
+        self._id = deliberation_id
+        self._providers = providers
+        self._ledger = ledger
+        self._accounts = accounts
+        self._progress = progress
+
+    async def call(
+        self,
+        seat: Seat,
+        step: str,
+        request: ModelCall[Any],
+        *,
+        warm: asyncio.Event | None = None,
+        leader: bool = False,
+    ) -> Outcome:
+        """Run one step. A `leader` streams and sets `warm` once its response began; the
+        other seats of its model wait on `warm`, so they find the prefix it cached."""
+        recorded = await self._ledger.step(self._id, step)
+        if recorded is not None:
+            if warm is not None and leader:
+                warm.set()
+            outcome = _replay(recorded.payload, request)
+            self._accounts.add(outcome)
+            return outcome
+        if warm is not None and not leader:
+            await warm.wait()
+        try:
+            self._accounts.check()
+        except CostLimitReached:
+            if warm is not None:
+                warm.set()  # never leave the seats waiting on this one stuck
+            raise
+        await self._ledger.append(
+            self._id,
+            EventKind.SEAT_CALLED,
+            {"seat": seat.seat_id, "step": step, "model": seat.model},
+        )
+        self._progress(step.split("/")[0], seat.seat_id, "called")
+        outcome = await self._invoke(seat, request, warm if leader else None)
+        self._accounts.add(outcome)
+        await self._ledger.append(
+            self._id, EventKind.SEAT_RETURNED, _payload(seat, step, outcome), step=step
+        )
+        self._progress(step.split("/")[0], seat.seat_id, outcome.error_kind or "ok")
+        return outcome
+
+    async def _invoke(
+        self, seat: Seat, request: ModelCall[Any], warm: asyncio.Event | None
+    ) -> Outcome:
+        started = time.monotonic()
+        try:
+            provider = self._providers.get(seat.model)
+            if warm is None:
+                result = await provider.call(request)
+            else:
+                result = await _streamed(provider.start(request), warm)
+        except ProviderError as err:
+            return _failure(err, int((time.monotonic() - started) * 1000))
+        finally:
+            if warm is not None:
+                warm.set()
+        return Outcome(
+            output=result.output,
+            text=result.text,
+            error_kind=None,
+            error=None,
+            validation_error=None,
+            usage=result.usage,
+            cost_usd=result.cost_usd,
+            ms=result.latency_ms,
+        )
+
+
+async def _streamed(started: StartedCall[Any], warm: asyncio.Event) -> Any:
+    await started.wait_began()
+    warm.set()
+    return await started.result()
+
+
+def _failure(err: ProviderError, ms: int) -> Outcome:
+    return Outcome(
+        output=None,
+        text=err.raw if isinstance(err, InvalidOutput) else "",
+        error_kind=err.kind.value,
+        error=str(err),
+        validation_error=err.validation_error if isinstance(err, InvalidOutput) else None,
+        usage=err.usage,
+        cost_usd=err.cost_usd,
+        ms=ms,
+    )
+
+
+def _payload(seat: Seat, step: str, outcome: Outcome) -> dict[str, JsonValue]:
+    phase, _, rest = step.partition("/")
+    return {
+        "seat": seat.seat_id,
+        "model": seat.model,
+        "phase": phase,
+        "step": step,
+        "round": rest.rsplit("/", 1)[-1],
+        "status": outcome.error_kind or "ok",
+        "output": outcome.output.model_dump(mode="json") if outcome.output else None,
+        "text": outcome.text[:20_000],
+        "error": outcome.error,
+        "validation_error": outcome.validation_error,
+        "tokens_in": outcome.usage.input_tokens,
+        "tokens_out": outcome.usage.output_tokens,
+        "cache_write": outcome.usage.cache_write_tokens,
+        "cache_read": outcome.usage.cache_read_tokens,
+        "cost": outcome.cost_usd,
+        "ms": outcome.ms,
+    }
+
+
+def _replay(payload: dict[str, JsonValue], request: ModelCall[Any]) -> Outcome:
+    raw_output = payload.get("output")
+    output = None
+    if raw_output is not None and request.output is not None:
+        output = request.output.schema.model_validate(raw_output)
+    status = str(payload.get("status") or "ok")
+    return Outcome(
+        output=output,
+        text=str(payload.get("text") or ""),
+        error_kind=None if status == "ok" else status,
+        error=_opt(payload.get("error")),
+        validation_error=_opt(payload.get("validation_error")),
+        usage=Usage(
+            input_tokens=_int(payload.get("tokens_in")),
+            output_tokens=_int(payload.get("tokens_out")),
+            cache_write_tokens=_int(payload.get("cache_write")),
+            cache_read_tokens=_int(payload.get("cache_read")),
+        ),
+        cost_usd=float(payload.get("cost") or 0.0),  # type: ignore[arg-type]
+        ms=_int(payload.get("ms")),
+        replayed=True,
+    )
+
+
+def _opt(value: JsonValue) -> str | None:
+    return None if value is None else str(value)
+
+
+def _int(value: JsonValue) -> int:
+    return int(value) if isinstance(value, int | float) else 0

@@ -1,0 +1,666 @@
+"""The deliberation engine: convene, assess, gate, discuss, vote, resolve, synthesize.
+
+A protocol is a choice of phases over one run state (`_Run`); every model call goes through
+the ledger (`SeatCaller`), so an interrupted deliberation resumes where it stopped. The
+engine does no I/O of its own beyond the provider interface and the ledger.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.council import prompts
+from bot.council.advisory import (
+    Advisory,
+    JudgeRecord,
+    Resolution,
+    RoundMessage,
+    RoundRecord,
+    SeatReport,
+    SeatState,
+    ShiftRecord,
+)
+from bot.council.calls import (
+    Accounts,
+    CostLimitReached,
+    Outcome,
+    ProviderSource,
+    SeatCaller,
+)
+from bot.council.convene import Convened, ConveneRequest, convene
+from bot.council.findings import merge_findings
+from bot.council.gate import check_complete
+from bot.council.ledger import EventKind, Ledger
+from bot.council.personas import Catalog
+from bot.council.resolution import (
+    ResolutionResult,
+    resolve_assessments,
+    resolve_votes,
+    top_findings,
+)
+from bot.council.schemas import (
+    Assessment,
+    DiscussionMessage,
+    DiscussionReply,
+    JudgeDecision,
+    PeerRanking,
+    Synthesis,
+    Vote,
+)
+from bot.council.scoring import PersonaRecord, ReviewSignals
+from bot.council.seats import Seat
+from bot.council.transcript import (
+    Transcript,
+    assessments_section,
+    judge_section,
+    round_section,
+    votes_section,
+)
+from bot.providers import Message, ModelCall, OutputTool
+
+ProtocolName = Literal["board", "council", "debate", "quick"]
+PROTOCOLS: tuple[ProtocolName, ...] = ("board", "council", "debate", "quick")
+MAX_REASKS = 2
+MAX_JUDGE_CYCLES = 3
+CHOICE_WORDS = (" or ", " vs ", " versus ", "should we", "which ")
+
+
+class BoardConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    default_size: int = Field(default=5, ge=2, le=9)
+    min_size: int = Field(default=3, ge=2, le=9)
+    discussion_rounds: int = Field(default=1, ge=0, le=3)
+
+
+class PinnedSeat(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    persona: str
+    model: str | None = None
+
+
+class DeliberationRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    deliberation_id: str
+    topic: str
+    protocol: ProtocolName = "board"
+    context: str  # the packed, fenced context every seat reads
+    signals: ReviewSignals = Field(default_factory=lambda: ReviewSignals(topic=""))
+    models: list[str] = Field(min_length=1)
+    allowed_models: list[str] = Field(default_factory=list)
+    chair_model: str | None = None
+    board: BoardConfig = Field(default_factory=BoardConfig)
+    pinned: list[PinnedSeat] = Field(default_factory=list)
+    max_cost_usd: float | None = Field(default=None, gt=0)
+    assessment_timeout_s: float = Field(default=300.0, gt=0)
+    language: str | None = None
+    notes: list[str] = Field(default_factory=list)
+    max_tokens: int = Field(default=4096, ge=256)
+
+
+@dataclass
+class ProgressEvent:
+    phase: str
+    seat_id: str | None
+    status: str
+
+
+@dataclass
+class _SeatRecord:
+    seat: Seat
+    state: SeatState = SeatState.OK
+    error: str | None = None
+    assessment: Assessment | None = None
+    vote: Vote | None = None
+
+
+@dataclass
+class _Run:
+    request: DeliberationRequest
+    convened: Convened
+    caller: SeatCaller
+    accounts: Accounts
+    system: list[Any]
+    records: dict[str, _SeatRecord]
+    transcript: Transcript = field(default_factory=Transcript)
+    rounds: list[RoundRecord] = field(default_factory=list)
+    shifts: list[ShiftRecord] = field(default_factory=list)
+    judged: list[JudgeRecord] = field(default_factory=list)
+    peer_ranking: list[str] = field(default_factory=list)
+    resolution: ResolutionResult | None = None
+    synthesis: Synthesis | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def order(self) -> list[Seat]:
+        """Seats in the stored anonymized member order."""
+        by_id = {s.seat_id: s for s in self.convened.seats}
+        return [by_id[i] for i in self.convened.order]
+
+    def valid(self) -> list[Seat]:
+        return [
+            s
+            for s in self.order
+            if self.records[s.seat_id].assessment is not None
+            and self.records[s.seat_id].state in (SeatState.OK, SeatState.ABSTAINED)
+        ]
+
+    def call(
+        self,
+        seat: Seat,
+        tool: OutputTool,
+        transcript: str,
+        brief: str,
+        task: str,
+        *,
+        extra: Sequence[Message] = (),
+    ) -> ModelCall[Any]:
+        return ModelCall(
+            system=self.system,
+            messages=[*prompts.messages(transcript, brief, task), *extra],
+            output=tool,
+            tools=prompts.DELIBERATION_TOOLS,
+            temperature=seat.temperature,
+            max_tokens=self.request.max_tokens,
+            deadline_s=self.request.assessment_timeout_s,
+            label=f"{seat.seat_id}/{tool.name}",
+        )
+
+
+class Engine:
+    def __init__(
+        self,
+        providers: ProviderSource,
+        catalog: Catalog,
+        ledger: Ledger,
+        *,
+        track_records: Sequence[PersonaRecord] = (),
+        on_progress: Callable[[ProgressEvent], None] | None = None,
+    ) -> None:
+        self._providers = providers
+        self._catalog = catalog
+        self._ledger = ledger
+        self._records = list(track_records)
+        self._on_progress = on_progress
+
+    def _progress(self, phase: str, seat_id: str | None, status: str) -> None:
+        if self._on_progress is not None:
+            self._on_progress(ProgressEvent(phase, seat_id, status))
+
+    async def deliberate(self, request: DeliberationRequest) -> Advisory:
+        started = time.monotonic()
+        accounts = Accounts(cap_usd=request.max_cost_usd)
+        caller = SeatCaller(
+            request.deliberation_id, self._providers, self._ledger, accounts, self._progress
+        )
+        convened = await self._convene(request, caller)
+        run = _Run(
+            request=request,
+            convened=convened,
+            caller=caller,
+            accounts=accounts,
+            system=prompts.system_blocks(
+                request.protocol, request.context, language=request.language
+            ),
+            records={s.seat_id: _SeatRecord(s) for s in convened.seats},
+            notes=[*request.notes, *convened.notes],
+        )
+        outcome: Resolution | None = None
+        reason: str | None = None
+        try:
+            outcome, reason = await self._phases(run)
+        except CostLimitReached as stop:
+            outcome, reason = Resolution.COST_LIMIT, str(stop)
+        advisory = self._advisory(run, outcome, reason, started)
+        await self._ledger.append(
+            request.deliberation_id,
+            EventKind.SYNTHESIZED,
+            {"advisory": advisory.model_dump(mode="json")},
+            step="synthesized",
+        )
+        return advisory
+
+    async def _convene(self, request: DeliberationRequest, caller: SeatCaller) -> Convened:
+        recorded = await self._ledger.step(request.deliberation_id, "convened")
+        if recorded is not None:
+            return Convened.model_validate(recorded.payload)
+        self._progress("convene", None, "started")
+        convened = await convene(
+            ConveneRequest(
+                deliberation_id=request.deliberation_id,
+                protocol=request.protocol,
+                topic=request.topic,
+                signals=request.signals,
+                models=request.models,
+                allowed_models=request.allowed_models,
+                chair_model=request.chair_model,
+                size=3 if request.protocol == "quick" else request.board.default_size,
+                min_size=min(
+                    request.board.min_size,
+                    3 if request.protocol == "quick" else request.board.min_size,
+                ),
+                pinned=[(p.persona, p.model) for p in request.pinned],
+                system=prompts.system_blocks(
+                    request.protocol, request.context, language=request.language
+                ),
+                max_tokens=request.max_tokens,
+                deadline_s=request.assessment_timeout_s,
+            ),
+            self._catalog,
+            self._records,
+            caller,
+        )
+        await self._ledger.append(
+            request.deliberation_id,
+            EventKind.CONVENED,
+            convened.model_dump(mode="json"),
+            step="convened",
+        )
+        self._progress("convene", None, "done")
+        return convened
+
+    async def _phases(self, run: _Run) -> tuple[Resolution | None, str | None]:
+        protocol = run.request.protocol
+        await self._assess(run)
+        if len(run.valid()) < 2:
+            return Resolution.NO_QUORUM, _no_quorum_reason(run)
+        if protocol in ("board", "debate"):
+            await self._discuss(run)
+            await self._vote(run)
+            run.resolution = resolve_votes([run.records[s.seat_id].vote for s in run.valid()])
+        else:
+            if protocol == "council" and len(run.valid()) >= 3:
+                await self._rank(run)
+            run.resolution = resolve_assessments(
+                [run.records[s.seat_id].assessment for s in run.valid()]
+            )
+        await self._ledger.append(
+            run.request.deliberation_id,
+            EventKind.RESOLVED,
+            run.resolution.model_dump(mode="json"),
+            step="resolved",
+        )
+        if run.resolution.resolution == Resolution.NO_QUORUM:
+            return Resolution.NO_QUORUM, "fewer than 2 members voted"
+        await self._synthesize(run)
+        return run.resolution.resolution, None
+
+    # --- assess + completeness gate -------------------------------------------------------
+
+    async def _assess(self, run: _Run) -> None:
+        self._progress("assess", None, "started")
+        task = prompts.assess_task(run.request.topic)
+        await _in_parallel(
+            run.order, lambda seat, warm, leader: self._assess_seat(run, seat, task, warm, leader)
+        )
+        run.transcript.add(
+            assessments_section(
+                run.order,
+                {
+                    seat_id: record.assessment
+                    for seat_id, record in run.records.items()
+                    if record.assessment is not None
+                },
+            )
+        )
+
+    async def _assess_seat(
+        self, run: _Run, seat: Seat, task: str, warm: asyncio.Event, leader: bool
+    ) -> None:
+        record = run.records[seat.seat_id]
+        brief = prompts.seat_brief(seat)
+        extra: list[Message] = []
+        for attempt in range(MAX_REASKS + 1):
+            call = run.call(seat, prompts.ASSESS_TOOL, "", brief, task, extra=extra)
+            outcome = await run.caller.call(
+                seat,
+                f"assess/{seat.seat_id}/{attempt}",
+                call,
+                warm=warm if attempt == 0 else None,
+                leader=leader,
+            )
+            reason = _gate_reason(outcome, seat)
+            if reason is None:
+                record.assessment = outcome.output  # type: ignore[assignment]
+                return
+            if not outcome.ok and not outcome.invalid:
+                record.state = (
+                    SeatState.TIMED_OUT if outcome.error_kind == "timeout" else SeatState.ERROR
+                )
+                record.error = outcome.error
+                return
+            self._progress("assess", seat.seat_id, "re-asked")
+            extra = [
+                Message(role="assistant", content=outcome.text or "(no answer)"),
+                Message(role="user", content=prompts.reask(reason)),
+            ]
+        record.state = SeatState.INVALID
+        record.error = f"incomplete after {MAX_REASKS} re-asks: {reason}"
+
+    # --- discuss (+ judge in debate) -------------------------------------------------------
+
+    async def _discuss(self, run: _Run) -> None:
+        debate = run.request.protocol == "debate"
+        rounds = MAX_JUDGE_CYCLES if debate else run.request.board.discussion_rounds
+        participants = run.valid()
+        focus: str | None = None
+        for round_no in range(1, rounds + 1):
+            self._progress("discuss", None, f"round {round_no}")
+            replies = await self._discussion_round(run, round_no, participants, focus)
+            self._record_round(run, round_no, replies)
+            await self._ledger.append(
+                run.request.deliberation_id,
+                EventKind.ROUND_ENDED,
+                {"round": round_no},
+                step=f"round_ended/{round_no}",
+            )
+            if not debate:
+                continue
+            decision = await self._judge(run, round_no)
+            if decision is None or decision.decision == "CONVERGED":
+                break
+            focus = decision.focus
+            if decision.decision == "PARTIAL":
+                named = set(decision.redebate_members)
+                participants = [s for s in run.valid() if s.label in named] or run.valid()
+            else:
+                participants = run.valid()
+
+    async def _discussion_round(
+        self, run: _Run, round_no: int, participants: list[Seat], focus: str | None
+    ) -> dict[str, list[DiscussionMessage]]:
+        transcript = run.transcript.text()
+        task = prompts.discuss_task(round_no, focus)
+        replies: dict[str, list[DiscussionMessage]] = {}
+
+        async def one(seat: Seat, warm: asyncio.Event, leader: bool) -> None:
+            reply = await self._structured(
+                run,
+                seat,
+                prompts.DISCUSS_TOOL,
+                transcript,
+                prompts.seat_brief(seat),
+                task,
+                f"discuss/{seat.seat_id}/{round_no}",
+                warm,
+                leader,
+            )
+            if isinstance(reply, DiscussionReply):
+                replies[seat.seat_id] = reply.messages
+
+        await _in_parallel(participants, one)
+        return replies
+
+    def _record_round(
+        self, run: _Run, round_no: int, replies: dict[str, list[DiscussionMessage]]
+    ) -> None:
+        run.transcript.add(round_section(round_no, run.order, replies))
+        messages = [
+            RoundMessage(seat_id=s.seat_id, message=m)
+            for s in run.order
+            for m in replies.get(s.seat_id, ())
+        ]
+        run.rounds.append(RoundRecord(round=round_no, messages=messages))
+        for item in messages:
+            if item.message.type == "SHIFT":
+                run.shifts.append(
+                    ShiftRecord(
+                        seat_id=item.seat_id,
+                        round=round_no,
+                        original_position=item.message.original_position,
+                        new_position=item.message.new_position,
+                        changed_by=item.message.changed_by,
+                    )
+                )
+
+    async def _judge(self, run: _Run, cycle: int) -> JudgeDecision | None:
+        judge = run.convened.judge
+        if judge is None:
+            return None
+        decision = await self._structured(
+            run,
+            judge,
+            prompts.JUDGE_TOOL,
+            run.transcript.text(),
+            prompts.judge_brief(judge),
+            prompts.judge_task(cycle, MAX_JUDGE_CYCLES),
+            f"judge/{judge.seat_id}/{cycle}",
+        )
+        if not isinstance(decision, JudgeDecision):
+            return None
+        run.judged.append(JudgeRecord(cycle=cycle, decision=decision))
+        run.transcript.add(
+            judge_section(
+                cycle, decision.decision, decision.reasoning, decision.focus, decision.option_c
+            )
+        )
+        await self._ledger.append(
+            run.request.deliberation_id,
+            EventKind.JUDGED,
+            {"cycle": cycle, "decision": decision.decision},
+            step=f"judged/{cycle}",
+        )
+        return decision
+
+    # --- vote ------------------------------------------------------------------------------
+
+    async def _vote(self, run: _Run) -> None:
+        self._progress("vote", None, "started")
+        transcript = run.transcript.text()
+        task = prompts.vote_task()
+
+        async def one(seat: Seat, warm: asyncio.Event, leader: bool) -> None:
+            vote = await self._structured(
+                run,
+                seat,
+                prompts.VOTE_TOOL,
+                transcript,
+                prompts.seat_brief(seat),
+                task,
+                f"vote/{seat.seat_id}/0",
+                warm,
+                leader,
+            )
+            record = run.records[seat.seat_id]
+            if isinstance(vote, Vote):
+                record.vote = vote
+            else:
+                record.state = SeatState.ABSTAINED
+            await self._ledger.append(
+                run.request.deliberation_id,
+                EventKind.VOTE_CAST,
+                {"seat": seat.seat_id, "vote": vote.vote if isinstance(vote, Vote) else "ABSTAIN"},
+                step=f"vote_cast/{seat.seat_id}",
+            )
+
+        await _in_parallel(run.valid(), one)
+        run.transcript.add(
+            votes_section(run.order, {s.seat_id: run.records[s.seat_id].vote for s in run.valid()})
+        )
+
+    # --- council: anonymized peer ranking ---------------------------------------------------
+
+    async def _rank(self, run: _Run) -> None:
+        transcript = run.transcript.text()
+        ballots: dict[str, list[str]] = {}
+
+        async def one(seat: Seat, warm: asyncio.Event, leader: bool) -> None:
+            others = [s.label for s in run.valid() if s.seat_id != seat.seat_id]
+            ranking = await self._structured(
+                run,
+                seat,
+                prompts.RANK_TOOL,
+                transcript,
+                prompts.seat_brief(seat),
+                prompts.rank_task(others),
+                f"rank/{seat.seat_id}/0",
+                warm,
+                leader,
+            )
+            if isinstance(ranking, PeerRanking):
+                ballots[seat.seat_id] = [label for label in ranking.ranking if label in others]
+
+        await _in_parallel(run.valid(), one)
+        run.peer_ranking = _borda(run, ballots)
+
+    # --- synthesize ------------------------------------------------------------------------
+
+    async def _synthesize(self, run: _Run) -> None:
+        self._progress("synthesize", None, "started")
+        chair = run.convened.chair
+        assert run.resolution is not None
+        choice = any(w in f" {run.request.topic.lower()} " for w in CHOICE_WORDS)
+        synthesis = await self._structured(
+            run,
+            chair,
+            prompts.SYNTH_TOOL,
+            run.transcript.text(),
+            prompts.chair_brief(chair),
+            prompts.synth_task(run.request.topic, run.resolution.resolution.value, choice),
+            f"synthesize/{chair.seat_id}/0",
+        )
+        if isinstance(synthesis, Synthesis):
+            run.synthesis = synthesis
+        else:
+            run.notes.append("The chair's synthesis failed; the record below is complete.")
+
+    async def _structured(
+        self,
+        run: _Run,
+        seat: Seat,
+        tool: OutputTool,
+        transcript: str,
+        brief: str,
+        task: str,
+        step: str,
+        warm: asyncio.Event | None = None,
+        leader: bool = False,
+    ) -> BaseModel | None:
+        """One structured call with a single re-ask on an invalid answer."""
+        extra: list[Message] = []
+        for attempt in range(2):
+            call = run.call(seat, tool, transcript, brief, task, extra=extra)
+            outcome = await run.caller.call(
+                seat,
+                f"{step}/{attempt}" if attempt else step,
+                call,
+                warm=warm if attempt == 0 else None,
+                leader=leader,
+            )
+            if outcome.ok:
+                return outcome.output
+            if not outcome.invalid:
+                return None
+            extra = [
+                Message(role="assistant", content=outcome.text or "(no answer)"),
+                Message(
+                    role="user", content=prompts.reask(outcome.validation_error or "invalid answer")
+                ),
+            ]
+        return None
+
+    # --- the advisory ----------------------------------------------------------------------
+
+    def _advisory(
+        self, run: _Run, resolution: Resolution | None, reason: str | None, started: float
+    ) -> Advisory:
+        seats = [_report(run.records[s.seat_id]) for s in run.order]
+        merged = merge_findings(
+            [(s.seat_id, s.assessment.findings) for s in seats if s.assessment is not None]
+        )
+        lost = [s for s in seats if not s.is_valid]
+        result = run.resolution
+        usage = run.accounts.usage.model_copy(
+            update={"wall_ms": int((time.monotonic() - started) * 1000)}
+        )
+        return Advisory(
+            deliberation_id=run.request.deliberation_id,
+            protocol=run.request.protocol,
+            topic=run.request.topic,
+            resolution=resolution or Resolution.NO_QUORUM,
+            confidence=result.confidence if result else 0.0,
+            seats=seats,
+            findings=merged,
+            top_findings=top_findings(merged, seats),
+            conditions=result.conditions if result else [],
+            synthesis=run.synthesis,
+            rounds=run.rounds,
+            shifts=run.shifts,
+            judge_decisions=run.judged,
+            peer_ranking=run.peer_ranking,
+            notes=run.notes,
+            partial=bool(lost),
+            missing_perspectives=[f"{s.persona_name} ({s.state.value})" for s in lost],
+            usage=usage,
+            reason=reason,
+        )
+
+
+def _gate_reason(outcome: Outcome, seat: Seat) -> str | None:
+    if outcome.invalid:
+        return outcome.validation_error or "the answer did not validate"
+    if not outcome.ok:
+        return outcome.error or "the call failed"
+    assert isinstance(outcome.output, Assessment)
+    return check_complete(outcome.output, seat.lenses)
+
+
+def _report(record: _SeatRecord) -> SeatReport:
+    seat = record.seat
+    return SeatReport(
+        seat_id=seat.seat_id,
+        label=seat.label,
+        persona_id=seat.persona_id,
+        persona_name=seat.persona_name,
+        division=seat.division,
+        model=seat.model,
+        state=record.state,
+        error=record.error,
+        assessment=record.assessment,
+        vote=record.vote,
+        score=seat.score,
+        lenses=list(seat.lenses),
+    )
+
+
+def _no_quorum_reason(run: _Run) -> str:
+    states = ", ".join(
+        f"{s.label} ({s.persona_name}, {s.model}): {run.records[s.seat_id].state.value}"
+        for s in run.order
+    )
+    return f"The council could not convene: fewer than 2 valid assessments. Seats: {states}"
+
+
+def _borda(run: _Run, ballots: dict[str, list[str]]) -> list[str]:
+    by_label = {s.label: s.seat_id for s in run.valid()}
+    points: dict[str, int] = dict.fromkeys(by_label.values(), 0)
+    for ranking in ballots.values():
+        for position, label in enumerate(ranking):
+            points[by_label[label]] += len(ranking) - position
+    return sorted(points, key=lambda seat_id: (-points[seat_id], seat_id))
+
+
+async def _in_parallel(
+    seats: Sequence[Seat],
+    work: Callable[[Seat, asyncio.Event, bool], Any],
+) -> None:
+    """Run `work` for every seat at once; per model, one leader goes first and the rest
+    start as soon as its response began (that is when its cache entry becomes readable)."""
+    warm: dict[str, asyncio.Event] = {}
+    try:
+        async with asyncio.TaskGroup() as group:
+            for seat in seats:
+                leader = seat.model not in warm
+                event = warm.setdefault(seat.model, asyncio.Event())
+                group.create_task(work(seat, event, leader))
+    except BaseExceptionGroup as failed:
+        # Surface the first error itself (a cost stop, a bug) rather than the group.
+        raise failed.exceptions[0] from None
