@@ -6,6 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 REDIS_HOST ?= 127.0.0.1
 REDIS_PORT ?= 6379
+EMPTY_TREE := 4b825dc642cb6eb9a060e54bf8d69288fbee4904
 
 .PHONY: review test lint typecheck unit redis bench clean
 
@@ -14,8 +15,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
+# The last commit: against its parent, or against the empty tree for a first commit.
 review: $(STAMP)
-	$(BIN)/council review --base HEAD~1
+	$(BIN)/council review --base $$(git rev-parse -q --verify HEAD~1 || echo $(EMPTY_TREE))
 
 test: $(STAMP) redis lint typecheck
 	$(BIN)/python -m pytest -n 2 -q

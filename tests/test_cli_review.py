@@ -115,6 +115,13 @@ def test_dry_run_calls_no_model(models: FakeModelServer, tmp_path: Path, diff_fi
     assert seats[0]["persona"] == "appsec-reviewer"  # the diff touches authentication
     assert plan["context"]["included"] == ["app/auth.py"] and plan["context"]["tokens"] > 0
     assert plan["estimate"]["calls"] == len(seats) * 3 + 1 and plan["estimate"]["cost_usd"] > 0
+    planned = plan["estimate"]["planned"]
+    assert [c["phase"] for c in planned].count("vote") == len(seats)
+    assert planned[-1] == {
+        "phase": "synthesize",
+        "seat": "chair",
+        "model": "anthropic:claude-sonnet-5-5",
+    }
 
 
 def test_without_a_provider_it_explains_and_dry_runs(

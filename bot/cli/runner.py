@@ -121,7 +121,7 @@ class ReviewPlan:
     signals: ReviewSignals
     seats: list[SeatPreview]
     notes: list[str]
-    estimate_calls: int
+    calls: list[PlannedCall]
     estimate_cost_usd: float
     board: BoardConfig
     catalog: Catalog
@@ -161,7 +161,7 @@ async def plan_review(
     seats, notes = preview_seats(catalog, signals, protocol, refs, board)
     context_text = render_context(change.title, sections, raw.omitted)
     context_tokens = default_estimator().estimate(context_text)
-    calls = estimate_calls(protocol, len(seats) or 3, board.discussion_rounds)
+    calls = planned_calls(protocol, seats, refs, board.discussion_rounds)
     return ReviewPlan(
         protocol=protocol,
         topic=topic,
@@ -175,8 +175,8 @@ async def plan_review(
         signals=signals,
         seats=seats,
         notes=notes,
-        estimate_calls=calls,
-        estimate_cost_usd=estimate_cost(settings, refs, calls, context_tokens),
+        calls=calls,
+        estimate_cost_usd=estimate_cost(settings, calls, context_tokens),
         board=board,
         catalog=catalog,
     )
@@ -230,29 +230,55 @@ def preview_seats(
     return seats, list(chosen.notes)
 
 
-def estimate_calls(protocol: str, seats: int, rounds: int) -> int:
-    if protocol == "board":
-        return seats * (2 + rounds) + 1
-    if protocol == "quick":
-        return seats + 1
-    if protocol == "council":
-        return seats * (2 if seats >= 3 else 1) + 1
-    panel = 3
-    return 1 + panel + 3 * (panel + 1) + panel + 1  # design, assess, 3 judged cycles, vote, chair
+@dataclass
+class PlannedCall:
+    phase: str
+    seat: str
+    model: str
 
 
-def estimate_cost(settings: Settings, models: list[str], calls: int, context_tokens: int) -> float:
-    """Every call reads the context (cached after the first of each phase and model) and
-    writes about OUTPUT_ESTIMATE tokens."""
-    if not models:
-        return 0.0
+def planned_calls(
+    protocol: str, seats: list[SeatPreview], models: list[str], rounds: int
+) -> list[PlannedCall]:
+    """The calls a deliberation makes when every answer is complete the first time."""
+    chair = models[0] if models else "(no model)"
+    if protocol == "debate":
+        panel = [
+            SeatPreview(f"panelist-{i + 1}", f"Panelist {i + 1}", "", m, None)
+            for i, m in enumerate((models or [chair]) * 3)
+        ][:3]
+        calls = [PlannedCall("design", "designer", chair)]
+        calls += [PlannedCall("assess", p.name, p.model) for p in panel]
+        for cycle in range(1, 4):  # up to three judged cycles
+            calls += [PlannedCall(f"discuss {cycle}", p.name, p.model) for p in panel]
+            calls.append(PlannedCall(f"judge {cycle}", "judge", chair))
+        calls += [PlannedCall("vote", p.name, p.model) for p in panel]
+    else:
+        calls = [PlannedCall("assess", s.name, s.model) for s in seats]
+        if protocol == "board":
+            for r in range(1, rounds + 1):
+                calls += [PlannedCall(f"discuss {r}", s.name, s.model) for s in seats]
+            calls += [PlannedCall("vote", s.name, s.model) for s in seats]
+        if protocol == "council" and len(seats) >= 3:
+            calls += [PlannedCall("rank", s.name, s.model) for s in seats]
+    calls.append(PlannedCall("synthesize", "chair", chair))
+    return calls
+
+
+def estimate_cost(settings: Settings, calls: list[PlannedCall], context_tokens: int) -> float:
+    """Every call reads the context: the first call of each phase and model writes it to
+    the cache, the others read it; each answer is about OUTPUT_ESTIMATE tokens."""
     table = CapabilityTable(settings.model_capabilities)
     registry = ProviderRegistry(settings, table=table)
+    seen: set[tuple[str, str]] = set()
     total = 0.0
-    for i in range(calls):
-        ref = registry.resolve(models[i % len(models)])
+    for call in calls:
+        if call.model.startswith("("):
+            continue
+        ref = registry.resolve(call.model)
         caps = table.lookup(ref.family, ref.model)
-        first = i < len(models)
+        first = (call.phase, call.model) not in seen
+        seen.add((call.phase, call.model))
         total += cost_usd(
             caps,
             input_tokens=2_000,
@@ -402,7 +428,11 @@ def dry_run_json(plan: ReviewPlan) -> dict[str, Any]:
             "included": plan.included,
             "omitted": plan.omitted,
         },
-        "estimate": {"calls": plan.estimate_calls, "cost_usd": plan.estimate_cost_usd},
+        "estimate": {
+            "calls": len(plan.calls),
+            "cost_usd": plan.estimate_cost_usd,
+            "planned": [{"phase": c.phase, "seat": c.seat, "model": c.model} for c in plan.calls],
+        },
     }
 
 
@@ -423,6 +453,11 @@ def print_dry_run(plan: ReviewPlan, console: Console) -> None:
     for item in plan.omitted:
         console.print(f"  left out: {item}", highlight=False)
     console.print(
-        f"Would make about {plan.estimate_calls} model calls; estimated cost "
+        f"Would make about {len(plan.calls)} model calls; estimated cost "
         f"${plan.estimate_cost_usd:.4f}."
     )
+    phases: dict[str, list[str]] = {}
+    for call in plan.calls:
+        phases.setdefault(call.phase, []).append(f"{call.seat} ({call.model})")
+    for phase, who in phases.items():
+        console.print(f"  {phase}: {', '.join(who)}", highlight=False)
