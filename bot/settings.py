@@ -16,7 +16,7 @@ from typing import Annotated
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from bot.providers.capabilities import ModelCapabilities
+from bot.capabilities import ModelCapabilities
 
 
 class EndpointConfig(BaseModel):
@@ -104,6 +104,58 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("DATABASE_URL"),
     )
 
+    # --- the GitHub App ---
+    github_app_id: int | None = Field(
+        default=None, validation_alias=AliasChoices("GITHUB_APP_ID", "github_app_id")
+    )
+    github_private_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("GITHUB_PRIVATE_KEY", "github_private_key"),
+        description="The App's PEM private key (or GITHUB_PRIVATE_KEY_FILE).",
+    )
+    github_private_key_file: Path | None = Field(
+        default=None,
+        validation_alias=AliasChoices("GITHUB_PRIVATE_KEY_FILE", "github_private_key_file"),
+    )
+    github_webhook_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("GITHUB_WEBHOOK_SECRET", "github_webhook_secret"),
+    )
+    github_api_url: str = Field(
+        default="https://api.github.com",
+        validation_alias=AliasChoices("GITHUB_API_URL", "github_api_url"),
+        description="GitHub Enterprise Server: https://HOST/api/v3.",
+    )
+    github_token: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("GITHUB_TOKEN", "github_token"),
+        description="For `council review --pr` only.",
+    )
+    github_api_version: str = Field(
+        default="2022-11-28", description="X-GitHub-Api-Version sent on every REST call."
+    )
+    max_daily_cost_usd: float | None = Field(
+        default=None, gt=0, description="Model spend per installation per UTC day."
+    )
+    queue_name: str = Field(default="arq:council", description="The arq queue.")
+    job_result_ttl_s: int = Field(
+        default=60, ge=1, description="How long arq keeps a result (and refuses its job id)."
+    )
+    delivery_ttl_s: int = Field(
+        default=3 * 86_400, ge=60, description="How long a delivery id is remembered."
+    )
+    check_update_interval_s: float = Field(
+        default=5.0, ge=0, description="Least time between check-run progress updates."
+    )
+    content_pacing_s: float = Field(
+        default=1.0, ge=0, description="Least time between content-creating GitHub calls."
+    )
+    permission_reply_interval_s: int = Field(
+        default=3600, ge=0, description="One 'not allowed' reply per PR per this many s."
+    )
+    worker_metrics_port: int = Field(default=9102, ge=0, le=65535)
+    max_jobs: int = Field(default=4, ge=1, description="Deliberations per worker process.")
+
     # --- logging ---
     log_level: str = "INFO"
     log_json: bool = False
@@ -118,6 +170,32 @@ class Settings(BaseSettings):
                 return json.loads(text)
             return [part.strip() for part in text.split(",") if part.strip()]
         return value
+
+
+class MissingSettingError(ValueError):
+    """A setting a command needs is not set; the message names it."""
+
+
+def require_app(settings: Settings) -> None:
+    """Stop start-up with a message naming every missing App setting."""
+    missing = []
+    if settings.github_app_id is None:
+        missing.append("GITHUB_APP_ID")
+    if settings.github_private_key is None and settings.github_private_key_file is None:
+        missing.append("GITHUB_PRIVATE_KEY or GITHUB_PRIVATE_KEY_FILE")
+    if settings.github_webhook_secret is None:
+        missing.append("GITHUB_WEBHOOK_SECRET")
+    if missing:
+        raise MissingSettingError(f"missing required setting(s): {', '.join(missing)}")
+
+
+def private_key(settings: Settings) -> str:
+    """The App's private key, from the variable or the file."""
+    if settings.github_private_key is not None:
+        return settings.github_private_key.get_secret_value()
+    if settings.github_private_key_file is not None:
+        return settings.github_private_key_file.read_text()
+    raise MissingSettingError("missing required setting: GITHUB_PRIVATE_KEY")
 
 
 def _state_dir() -> Path:
