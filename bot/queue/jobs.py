@@ -1,0 +1,83 @@
+"""The contract between the webhook receiver and the workers.
+
+The receiver turns a delivery into one `JobRequest` under a deterministic job id and
+enqueues it for one of the job functions below; the worker validates it back. arq refuses
+a job id while that job or its result is kept, so ten copies of one delivery make one job,
+while results are kept only briefly so a second `/council` or a Re-run is never swallowed.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+
+class JobFunction(StrEnum):
+    DELIBERATE = "deliberate"  # convene on a PR: command, label, push, re-run, button
+    HELP = "reply_help"  # /council help
+    CANCEL = "cancel"  # /council cancel
+    OUTCOME = "record_outcome"  # pull_request.closed
+    INSTALLATION = "record_installation"  # installation, installation_repositories
+
+
+Trigger = Literal[
+    "command",
+    "label",
+    "push",
+    "rerequest",
+    "requested_action",
+    "help",
+    "cancel",
+    "closed",
+    "installation",
+]
+
+
+class JobRequest(BaseModel):
+    """Only what a job needs; every field comes from the webhook payload."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    trigger: Trigger
+    delivery_id: str
+    installation_id: int | None = None
+    repo: str = ""  # "owner/name" of the base repository
+    pr_number: int | None = None
+    head_sha: str | None = None
+    sender_login: str = ""
+    comment_id: int | None = None
+    protocol: str | None = None  # from the command or the button; None: the config's
+    question: str | None = None
+    check_run_id: int | None = None
+    action: str | None = None  # requested_action identifier: "reconvene" or "debate"
+    label: str | None = None
+    merged: bool | None = None
+    draft: bool | None = None
+    # installation events
+    installation_action: str | None = None
+    account: str | None = None
+    repositories: list[str] = []
+
+
+def job_id(request: JobRequest) -> str:
+    """Deterministic: the same delivery always maps to the same id."""
+    if request.trigger in ("command", "help", "cancel"):
+        return f"comment:{request.comment_id}"
+    if request.trigger in ("rerequest", "requested_action"):
+        return f"check:{request.check_run_id}:{request.delivery_id}"
+    if request.trigger in ("label", "push"):
+        return f"pr:{request.repo}:{request.pr_number}:{request.head_sha}:{request.trigger}"
+    if request.trigger == "closed":
+        return f"closed:{request.repo}:{request.pr_number}"
+    return f"installation:{request.delivery_id}"
+
+
+def function_for(request: JobRequest) -> JobFunction:
+    return {
+        "help": JobFunction.HELP,
+        "cancel": JobFunction.CANCEL,
+        "closed": JobFunction.OUTCOME,
+        "installation": JobFunction.INSTALLATION,
+    }.get(request.trigger, JobFunction.DELIBERATE)
