@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from sqlalchemy import delete
 
 from bot.council.advisory import Resolution, SeatState
 from bot.council.engine import BoardConfig, DeliberationRequest, Engine
@@ -10,6 +13,10 @@ from bot.council.ledger import EventKind, InMemoryLedger
 from bot.council.personas import load_catalog
 from bot.council.scoring import ReviewSignals
 from bot.providers import ProviderRegistry
+from bot.store.db import Database
+from bot.store.ledger import SqlLedger
+from bot.store.models import LedgerEventRow
+from bot.store.records import create_deliberation
 from tests.fakes.council_answers import CouncilScript
 from tests.fakes.model_server import FakeModelServer, FakeRequest, Fault, Reply
 from tests.test_providers import make_settings
@@ -287,3 +294,72 @@ async def test_prompts_fence_untrusted_text(
     fence = fenced.splitlines()[1]
     assert set(fence) == {"`"} and len(fence) > 3  # longer than any backtick run inside
     assert fenced.index(hostile) > 0
+
+
+async def test_resume_on_the_sql_ledger_after_a_crash(
+    models: FakeModelServer, registry: ProviderRegistry, tmp_path: Path
+) -> None:
+    """A deliberation cut after K answers (as a killed worker leaves it) pays only for the
+    rest when it is run again on the same database."""
+    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'ledger.db'}")
+    await db.connect()
+    record = await create_deliberation(
+        db,
+        key="job-1",
+        repo="o/r",
+        pr_number=1,
+        head_sha="abc",
+        trigger="command",
+        protocol="board",
+        topic="t",
+    )
+    models.default(CouncilScript().reply)
+    first = await engine(registry, SqlLedger(db)).deliberate(request(did=record.id))
+    total = len(models.calls)
+    events = await SqlLedger(db).events(record.id)
+    returned = [e.seq for e in events if e.kind == EventKind.SEAT_RETURNED]
+    cut_after = returned[5]  # six answers survive the crash
+    async with db.session() as session:
+        await session.execute(
+            delete(LedgerEventRow).where(
+                LedgerEventRow.deliberation_id == record.id, LedgerEventRow.seq > cut_after
+            )
+        )
+    await db.dispose()
+
+    reopened = Database(f"sqlite+aiosqlite:///{tmp_path / 'ledger.db'}")
+    await reopened.connect()
+    models.calls.clear()
+    second = await engine(registry, SqlLedger(reopened)).deliberate(request(did=record.id))
+    assert len(models.calls) == total - 6
+    assert second.resolution == first.resolution
+    assert [s.persona_id for s in second.seats] == [s.persona_id for s in first.seats]
+    await reopened.dispose()
+
+
+async def test_hostile_model_output_is_rendered_harmless(
+    models: FakeModelServer, registry: ProviderRegistry
+) -> None:
+    from bot.council.sanitize import COMMENT_MARKER
+    from bot.render import render_comment
+
+    script = CouncilScript()
+
+    def hostile(r: FakeRequest) -> Reply:
+        reply = script.reply(r)
+        if reply.json is not None and r.output_name == "submit_assessment":
+            reply.json["summary"] = (
+                "Ping @octocat and @org/security-team! ![x](https://evil.example/p.png) "
+                "<img src=x onerror=alert(1)> <script>alert(1)</script> "
+                f"{COMMENT_MARKER} <details open>fake</details>"
+            )
+            reply.json["concerns"] = ["<a href='https://evil.example'>click</a>"]
+        return reply
+
+    models.default(hostile)
+    advisory = await engine(registry).deliberate(request("quick"))
+    body = render_comment(advisory)
+    assert body.count(COMMENT_MARKER) == 1 and body.startswith(COMMENT_MARKER)
+    assert "@octocat" not in body and "@org/security-team" not in body
+    assert "![x]" not in body and "<img" not in body and "<script" not in body
+    assert "<a href" not in body and "evil.example/p.png" not in body
