@@ -10,8 +10,10 @@ import asyncio
 import json
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import structlog
 from pydantic import BaseModel, ValidationError
@@ -34,6 +36,9 @@ from bot.tokens import TokenEstimator
 
 log = structlog.get_logger(__name__)
 ErrorT = TypeVar("ErrorT", bound=ProviderError)
+# A fresh async context manager per call that holds one of the provider's concurrency slots:
+# an asyncio.Semaphore in one process, a Redis semaphore across workers.
+Slot = Callable[[], AbstractAsyncContextManager[Any]]
 
 TRUNCATED = "the answer was cut off at the max-tokens limit before it was complete"
 
@@ -58,13 +63,13 @@ class Adapter(ABC):
         ref: ModelRef,
         capabilities: ModelCapabilities,
         *,
-        semaphore: asyncio.Semaphore,
+        limit: Slot,
         deadline_s: float,
         estimator: TokenEstimator,
     ) -> None:
         self._ref = ref
         self._caps = capabilities
-        self._semaphore = semaphore
+        self._limit = limit
         self._deadline_s = deadline_s
         self._estimator = estimator
 
@@ -97,7 +102,7 @@ class Adapter(ABC):
         self, request: ModelCall[OutputT], began: asyncio.Event | None
     ) -> CallResult[OutputT]:
         deadline = request.deadline_s or self._deadline_s
-        async with self._semaphore:
+        async with self._limit():
             started = time.monotonic()
             try:
                 async with asyncio.timeout(deadline):

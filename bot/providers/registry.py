@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import anthropic
@@ -13,7 +14,7 @@ import openai
 import structlog
 from pydantic import SecretStr
 
-from bot.providers.adapter import Adapter
+from bot.providers.adapter import Adapter, Slot
 from bot.providers.anthropic_adapter import AnthropicAdapter
 from bot.providers.base import ConfigurationError
 from bot.providers.capabilities import CapabilityTable
@@ -33,7 +34,9 @@ class ProviderRegistry:
     estimator: TokenEstimator = field(default_factory=default_estimator)
     table: CapabilityTable | None = None
     _adapters: dict[str, Adapter] = field(default_factory=dict)
-    _semaphores: dict[str, asyncio.Semaphore] = field(default_factory=dict)
+    # Builds the concurrency limit of one provider; default: a semaphore in this process.
+    limiter: Callable[[str, int], Slot] | None = None
+    _limits: dict[str, Slot] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.table is None:
@@ -77,17 +80,22 @@ class ProviderRegistry:
             await adapter.aclose()
         self._adapters.clear()
 
-    def _semaphore(self, provider: str) -> asyncio.Semaphore:
-        if provider not in self._semaphores:
-            self._semaphores[provider] = asyncio.Semaphore(self.settings.provider_concurrency)
-        return self._semaphores[provider]
+    def _limit(self, provider: str) -> Slot:
+        if provider not in self._limits:
+            limit = self.settings.provider_concurrency
+            if self.limiter is not None:
+                self._limits[provider] = self.limiter(provider, limit)
+            else:
+                semaphore = asyncio.Semaphore(limit)
+                self._limits[provider] = lambda: semaphore
+        return self._limits[provider]
 
     def _build(self, ref: ModelRef) -> Adapter:
         assert self.table is not None
         common = {
             "ref": ref,
             "capabilities": self.table.lookup(ref.family, ref.model),
-            "semaphore": self._semaphore(ref.provider),
+            "limit": self._limit(ref.provider),
             "deadline_s": self.settings.call_deadline_s,
             "estimator": self.estimator,
         }
