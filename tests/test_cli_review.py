@@ -18,7 +18,7 @@ DIFF = """diff --git a/app/auth.py b/app/auth.py
 index 1111111..2222222 100644
 --- a/app/auth.py
 +++ b/app/auth.py
-@@ -1,3 +1,6 @@
+@@ -1,2 +1,4 @@
  def login(user, password):
 -    return check(user, password)
 +    if password == "admin":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Annotated
@@ -11,8 +12,9 @@ from rich.console import Console
 from rich.table import Table
 
 from bot.cli.gitdiff import DiffError, read_diff_file
-from bot.cli.runner import EXIT_USAGE, signals_for
-from bot.context.rawdiff import build_raw_context
+from bot.cli.localrepo import build_local_context
+from bot.cli.runner import EXIT_USAGE, council_inputs
+from bot.context import DEFAULT_BUDGET
 from bot.council.personas import Catalog, load_catalog
 from bot.council.scoring import explain, score_catalog, select_board
 
@@ -45,8 +47,8 @@ def agents(
     except DiffError as error:
         Console(stderr=True).print(f"error: {error}")
         raise typer.Exit(EXIT_USAGE) from None
-    raw = build_raw_context(change.diff, 10**9)
-    signals = signals_for(raw, "Review this pull request")
+    built = asyncio.run(build_local_context(change, DEFAULT_BUDGET))
+    _, signals, _ = council_inputs(built, "Review this pull request")
     scored = score_catalog(catalog, signals)
     board = select_board(scored, size=size, min_size=min(3, size))
     if as_json:

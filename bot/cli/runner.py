@@ -15,7 +15,8 @@ from rich.console import Console
 from rich.table import Table
 
 from bot.cli.gitdiff import LocalChange
-from bot.context.rawdiff import RawContext, build_raw_context
+from bot.cli.localrepo import build_local_context
+from bot.context import BuiltContext
 from bot.council.advisory import Advisory
 from bot.council.engine import PROTOCOLS, BoardConfig, DeliberationRequest, Engine, ProgressEvent
 from bot.council.personas import Catalog, load_catalog
@@ -142,24 +143,13 @@ async def plan_review(
     for ref in refs:
         registry.resolve(ref)  # a malformed reference is a usage error, before any work
     budget = context_budget(settings, refs)
-    raw = build_raw_context(change.diff, budget)
-    sections = [ContextSection(kind="diff", path=f.path, text=f.text) for f in raw.files]
-    if change.description:
-        sections.insert(0, ContextSection(kind="description", text=change.description))
-    if not sections:
-        sections = [ContextSection(kind="diff", text="(the diff is empty)")]
+    built = await build_local_context(change, budget)
     topic = question or DEFAULT_TOPIC
-    signals = ReviewSignals(
-        topic=topic,
-        languages=tuple(raw.languages),
-        areas=tuple(raw.areas),
-        keywords=tuple(sorted(set(_WORD.findall(topic.lower())) - _STOP)),
-        dominant_area=raw.areas[0] if raw.areas else None,
-    )
+    sections, signals, omitted = council_inputs(built, topic)
     board = BoardConfig()
     catalog = load_catalog()
     seats, notes = preview_seats(catalog, signals, protocol, refs, board)
-    context_text = render_context(change.title, sections, raw.omitted)
+    context_text = render_context(built.title or change.title, sections, omitted)
     context_tokens = default_estimator().estimate(context_text)
     calls = planned_calls(protocol, seats, refs, board.discussion_rounds)
     return ReviewPlan(
@@ -170,8 +160,8 @@ async def plan_review(
         context_text=context_text,
         context_tokens=context_tokens,
         budget=budget,
-        included=raw.included,
-        omitted=raw.omitted,
+        included=[s.path for s in built.sections if s.kind == "diff" and s.path],
+        omitted=omitted,
         signals=signals,
         seats=seats,
         notes=notes,
@@ -182,27 +172,45 @@ async def plan_review(
     )
 
 
-def signals_for(raw: RawContext, topic: str) -> ReviewSignals:
-    return ReviewSignals(
+def council_inputs(
+    built: BuiltContext, topic: str
+) -> tuple[list[ContextSection], ReviewSignals, list[str]]:
+    """The built context as the council takes it: prompt sections, scoring signals, and the
+    left-out lines. The CLI and the App's worker both convert here."""
+    sections = [
+        ContextSection(kind=s.kind, path=s.path, why=s.why, text=s.text) for s in built.sections
+    ]
+    if not sections:
+        sections = [ContextSection(kind="diff", text="(the diff is empty)")]
+    found = built.signals
+    # Risky patterns name what to look for ("shell-injection"); scoring reads them as terms.
+    flagged = {r.kind for r in found.risky_patterns}
+    if found.trojan_source:
+        flagged.add("trojan-source")
+    signals = ReviewSignals(
         topic=topic,
-        languages=tuple(raw.languages),
-        areas=tuple(raw.areas),
-        keywords=tuple(sorted(set(_WORD.findall(topic.lower())) - _STOP)),
-        dominant_area=raw.areas[0] if raw.areas else None,
+        languages=tuple(found.languages),
+        frameworks=tuple(found.frameworks),
+        areas=tuple(found.areas),
+        artifact_types=tuple(found.artifact_types),
+        keywords=tuple(sorted((set(_WORD.findall(topic.lower())) - _STOP) | flagged)),
+        dominant_area=found.dominant_area,
     )
+    omitted = [f"{o.path}: {o.reason}" for o in built.omitted]
+    return sections, signals, omitted
 
 
 def context_budget(settings: Settings, models: list[str]) -> int:
     """The configured budget, capped to half the smallest window among the seated models:
-    the other half is for rules, transcript and the answer."""
+    the other half is for rules, transcript and the answer. The context builder keeps the
+    estimator's margin inside this budget."""
     table = CapabilityTable(settings.model_capabilities)
     registry = ProviderRegistry(settings, table=table)
     windows = [
         table.lookup(ref.family, ref.model).context_window for ref in map(registry.resolve, models)
     ]
     cap = int(min(windows) * 0.5) if windows else settings.context_tokens
-    margin = 1 - default_estimator().margin
-    return int(min(settings.context_tokens, cap) * margin)
+    return min(settings.context_tokens, cap)
 
 
 def preview_seats(

@@ -1,4 +1,33 @@
 """From a change to what the council reads: parsing, ranking, packing, signals, redaction.
 
-No network I/O: files come in as data, so the CLI and the App use it alike.
+No network I/O: files come in as data (`read_file`), so the CLI and the App use it alike.
 """
+
+from bot.context.build import DEFAULT_BUDGET, build_context
+from bot.context.models import (
+    BuiltContext,
+    ChangedFile,
+    CodeLocation,
+    DependencyChange,
+    Omitted,
+    PullRequestMeta,
+    ReadFile,
+    RiskyPattern,
+    Section,
+    Signals,
+)
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "BuiltContext",
+    "ChangedFile",
+    "CodeLocation",
+    "DependencyChange",
+    "Omitted",
+    "PullRequestMeta",
+    "ReadFile",
+    "RiskyPattern",
+    "Section",
+    "Signals",
+    "build_context",
+]

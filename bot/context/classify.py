@@ -1,0 +1,187 @@
+"""What a path is: its language, whether it is a test, generated, vendored, a lock file,
+ignored by the repo's globs, and which artifact types it counts as."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import cache
+from pathlib import PurePosixPath
+
+from bot.context.models import Exclusion
+
+LANGUAGES: dict[str, str] = {
+    ".py": "python", ".pyi": "python", ".js": "javascript", ".jsx": "javascript",
+    ".mjs": "javascript", ".cjs": "javascript", ".ts": "typescript", ".tsx": "typescript",
+    ".mts": "typescript", ".cts": "typescript", ".go": "go", ".java": "java", ".rs": "rust",
+    ".rb": "ruby", ".rake": "ruby", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp",
+    ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp", ".cs": "csharp", ".php": "php",
+    ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift", ".scala": "scala", ".sql": "sql",
+    ".sh": "shell", ".bash": "shell", ".zsh": "shell", ".tf": "hcl", ".hcl": "hcl",
+    ".yml": "yaml", ".yaml": "yaml", ".md": "markdown", ".rst": "restructuredtext",
+    ".css": "css", ".scss": "css", ".html": "html", ".vue": "vue", ".svelte": "svelte",
+    ".lua": "lua", ".pl": "perl", ".r": "r", ".dart": "dart", ".ex": "elixir", ".exs": "elixir",
+    ".erl": "erlang", ".hs": "haskell", ".clj": "clojure", ".m": "objective-c",
+}  # fmt: skip
+_FILENAMES = {"dockerfile": "dockerfile", "makefile": "make", "rakefile": "ruby", "gemfile": "ruby"}
+_SHEBANG = re.compile(r"^#!\s*(?:/usr/bin/env\s+(?:-S\s+)?)?(?:\S*/)?([A-Za-z]+)")
+_INTERPRETERS = {
+    "python": "python", "python3": "python", "node": "javascript", "deno": "typescript",
+    "bash": "shell", "sh": "shell", "zsh": "shell", "ruby": "ruby", "php": "php", "perl": "perl",
+}  # fmt: skip
+# Languages of code (as opposed to markup, config and prose): "source changed" means these.
+CODE_LANGUAGES = frozenset(
+    {"python", "javascript", "typescript", "go", "java", "rust", "ruby", "c", "cpp", "csharp",
+     "php", "kotlin", "swift", "scala", "shell", "lua", "perl", "dart", "elixir", "erlang",
+     "haskell", "clojure", "objective-c", "vue", "svelte", "sql", "r"}
+)  # fmt: skip
+
+LOCK_FILES = frozenset(
+    {"package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock",
+     "pipfile.lock", "cargo.lock", "go.sum", "gemfile.lock", "composer.lock", "uv.lock",
+     "pdm.lock", "bun.lockb", "mix.lock", "podfile.lock", "packages.lock.json", "flake.lock"}
+)  # fmt: skip
+_VENDORED = re.compile(
+    r"(?:^|/)(?:vendor|vendors|node_modules|third_party|third-party|bower_components)/"
+)
+_GENERATED_PATH = re.compile(
+    r"(?:\.min\.(?:js|css)|\.pb\.go|_pb2(?:_grpc)?\.pyi?|\.pb\.(?:cc|h)|\.generated\.\w+"
+    r"|\.g\.dart|\.designer\.cs|\.snap|\.map)$|(?:^|/)(?:__generated__|generated|dist)/"
+)
+_GENERATED_MARK = re.compile(
+    r"@generated|code generated .{0,80}do not edit|auto-?generated|do not edit.{0,20}generated",
+    re.IGNORECASE,
+)
+_TEST_DIR = re.compile(r"(?:^|/)(?:tests?|__tests__|spec|specs|testing|test_data|testdata)/")
+_TEST_NAME = re.compile(
+    r"(?:^test_.+|.+_test|.+\.(?:test|spec)|.+_spec|.+Tests?|Test[A-Z].*|conftest)$"
+)
+MANIFESTS = frozenset(
+    {"pyproject.toml", "setup.py", "setup.cfg", "package.json", "go.mod", "cargo.toml",
+     "pom.xml", "gemfile", "build.gradle", "build.gradle.kts", "composer.json", "pipfile",
+     "environment.yml"}
+)  # fmt: skip
+_REQUIREMENTS = re.compile(r"(?:^|/)(?:requirements[^/]*\.(?:txt|in)|constraints[^/]*\.txt)$")
+
+
+def language_of(path: str, first_line: str = "") -> str | None:
+    """By extension, then well-known file names, then the shebang line."""
+    p = PurePosixPath(path)
+    found = LANGUAGES.get(p.suffix.lower()) or _FILENAMES.get(p.name.lower())
+    if found or not first_line.startswith("#!"):
+        return found
+    match = _SHEBANG.match(first_line)
+    return _INTERPRETERS.get(match.group(1).rstrip("0123456789.")) if match else None
+
+
+def is_test_path(path: str) -> bool:
+    p = PurePosixPath(path)
+    return bool(_TEST_DIR.search(path)) or bool(_TEST_NAME.match(p.stem))
+
+
+def is_requirements(path: str) -> bool:
+    return bool(_REQUIREMENTS.search(path.lower()))
+
+
+def is_manifest(path: str) -> bool:
+    return PurePosixPath(path).name.lower() in MANIFESTS or is_requirements(path)
+
+
+def exclusion(path: str, head: str, ignore: Sequence[str]) -> Exclusion | None:
+    """Why this changed file is listed and not sent; `head` is the start of its new text."""
+    name = PurePosixPath(path).name.lower()
+    if any(glob_match(g, path) for g in ignore):
+        return "ignored"
+    if name in LOCK_FILES:
+        return "lock"
+    if _VENDORED.search(path):
+        return "vendored"
+    if _GENERATED_PATH.search(path) or _GENERATED_MARK.search(head[:2000]):
+        return "generated"
+    return None
+
+
+def glob_match(pattern: str, path: str) -> bool:
+    """gitignore-flavoured globs: `*` within a segment, `**` across them; a pattern without
+    `/` matches the file name anywhere; a trailing `/` means everything below."""
+    return _glob_regex(pattern.strip()).search(path) is not None
+
+
+@cache
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    if pattern.endswith("/"):
+        pattern += "**"
+    anchored = "/" in pattern.rstrip("/")
+    pattern = pattern.lstrip("/")
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    body = "".join(out)
+    return re.compile(f"^{body}$" if anchored else f"(?:^|/){body}$")
+
+
+_ARTIFACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(rx, re.IGNORECASE))
+    for kind, rx in (
+        ("migration", r"(?:^|/)(?:migrations?|alembic/versions|db/migrate)/|migration"),
+        ("sql", r"\.sql$"),
+        ("orm-model", r"(?:^|/)models?(?:\.py|\.rb|\.ts|/)|entities?/"),
+        ("dockerfile", r"(?:^|/)dockerfile[^/]*$|\.dockerfile$"),
+        ("compose", r"(?:^|/)(?:docker-)?compose[^/]*\.ya?ml$"),
+        ("kubernetes-manifest", r"(?:^|/)(?:k8s|kubernetes|manifests)/.*\.ya?ml$"),
+        ("helm-chart", r"(?:^|/)(?:charts?/|chart\.yaml$|values[^/]*\.yaml$)"),
+        ("terraform", r"\.(?:tf|tfvars|hcl)$"),
+        ("workflow", r"(?:^|/)\.github/workflows/|\.gitlab-ci\.yml$|jenkinsfile$|\.circleci/"),
+        ("openapi", r"(?:openapi|swagger)[^/]*\.(?:ya?ml|json)$"),
+        ("protobuf", r"\.proto$"),
+        ("graphql-schema", r"\.(?:graphql|gql)$"),
+        ("json-schema", r"\.schema\.json$"),
+        ("lockfile", r"(?:\.lock|lock\.json|lock\.yaml|(?:^|/)go\.sum)$"),
+        ("changelog", r"(?:^|/)(?:changelog|changes|history)[^/]*$"),
+        ("readme", r"(?:^|/)readme[^/]*$"),
+        ("adr", r"(?:^|/)docs?/(?:adr|decisions)/"),
+        ("architecture-doc", r"(?:^|/)architecture[^/]*\.(?:md|rst)$"),
+        ("markdown", r"\.(?:md|rst|adoc)$"),
+        ("benchmark", r"(?:^|/)(?:bench|benchmarks?)/|_bench(?:mark)?\.\w+$"),
+        ("fixture", r"(?:^|/)(?:fixtures?|testdata)/"),
+        ("snapshot", r"\.snap$|__snapshots__/"),
+        ("type-stubs", r"\.pyi$|\.d\.ts$"),
+        ("component", r"(?:^|/)components?/|\.(?:jsx|tsx|vue|svelte)$"),
+        ("stylesheet", r"\.(?:css|scss|sass|less)$"),
+        ("template", r"(?:^|/)templates?/|\.(?:html|jinja2?|j2|erb|hbs)$"),
+        ("alerting-rules", r"(?:alert|rules)[^/]*\.ya?ml$"),
+        ("dashboard", r"dashboards?/.*\.json$"),
+        ("feature-flag-config", r"(?:feature[-_]?flags?|flags)[^/]*\.(?:ya?ml|json|toml)$"),
+        ("config", r"\.(?:ya?ml|toml|ini|cfg|conf|env)$|(?:^|/)\.[^/]+rc$"),
+    )
+)
+
+
+def artifact_types(path: str, language: str | None, is_test: bool) -> set[str]:
+    found = {kind for kind, rx in _ARTIFACTS if rx.search(path)}
+    name = PurePosixPath(path).name.lower()
+    if is_manifest(path):
+        found.add("package-manifest")
+    if is_requirements(path):
+        found.add("requirements")
+    if name in LOCK_FILES:
+        found.add("lockfile")
+    if is_test:
+        found.add("test")
+    elif language in CODE_LANGUAGES:
+        found.add("source")
+    return found

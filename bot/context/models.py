@@ -1,0 +1,136 @@
+"""The context builder's public types: what goes in (PR metadata) and what comes out."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# Reads a file at the head commit: its bytes, or None when it does not exist there.
+ReadFile = Callable[[str], Awaitable[bytes | None]]
+
+SectionKind = Literal["description", "diff", "code", "related", "test", "guidance"]
+ChangeKind = Literal["added", "deleted", "modified", "renamed", "copied"]
+# Why a changed file is listed rather than sent (None: it is ordinary code or text).
+Exclusion = Literal["generated", "vendored", "lock", "ignored"]
+
+
+class PullRequestMeta(BaseModel):
+    """The PR's own words. All of it is untrusted prose from the author or commenters."""
+
+    title: str
+    body: str = ""
+    commit_messages: list[str] = Field(default_factory=list)
+    comments: list[str] = Field(default_factory=list)
+    base_ref: str = ""
+    head_ref: str = ""
+
+
+class ChangedFile(BaseModel):
+    """One file of the parsed diff (the summary; hunks stay inside the builder)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    old_path: str | None = None  # renamed or copied from
+    change: ChangeKind = "modified"
+    language: str | None = None
+    binary: bool = False
+    old_mode: str | None = None
+    new_mode: str | None = None
+    mode_only: bool = False  # only the file mode changed
+    similarity: int | None = None  # git's similarity index for renames and copies
+    added: int = 0
+    deleted: int = 0
+    hunks: int = 0
+    crlf: bool = False  # the diff carries CRLF line endings (shown as LF)
+    no_newline_at_eof: bool = False
+    non_utf8: bool = False  # undecodable bytes were replaced with U+FFFD
+    parse_error: str | None = None  # unidiff rejected it; the raw text is kept
+    is_test: bool = False
+    excluded: Exclusion | None = None
+
+
+class Section(BaseModel):
+    """One packed piece of context. `tokens` counts the text plus its heading and fence."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: SectionKind
+    path: str | None = None
+    why: str
+    text: str
+    tokens: int
+
+
+class Omitted(BaseModel):
+    """Something that was considered and not sent, and why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    reason: str
+
+
+class DependencyChange(BaseModel):
+    """A dependency added (old is None), removed (new is None) or changed in a manifest."""
+
+    model_config = ConfigDict(frozen=True)
+
+    manifest: str
+    name: str
+    old: str | None = None
+    new: str | None = None
+
+
+class RiskyPattern(BaseModel):
+    """An added line that matches a pattern reviewers should look at."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str  # "eval", "shell-injection", "sql-concatenation", "tls-verify-off", "broad-except"
+    path: str
+    line: int
+
+
+class CodeLocation(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    line: int
+
+
+class Signals(BaseModel):
+    """What the change is about, for board scoring and for the prompt."""
+
+    languages: list[str] = Field(default_factory=list)
+    frameworks: list[str] = Field(default_factory=list)
+    areas: list[str] = Field(default_factory=list)
+    artifact_types: list[str] = Field(default_factory=list)
+    dominant_area: str | None = None
+    files_changed: int = 0
+    lines_added: int = 0
+    lines_deleted: int = 0
+    directories: list[str] = Field(default_factory=list)  # distinct parent directories
+    source_without_tests: bool = False
+    dependencies: list[DependencyChange] = Field(default_factory=list)
+    risky_patterns: list[RiskyPattern] = Field(default_factory=list)
+    trojan_source: list[CodeLocation] = Field(default_factory=list)
+    non_utf8_files: list[str] = Field(default_factory=list)
+    binary_files: list[str] = Field(default_factory=list)
+
+
+class BuiltContext(BaseModel):
+    """The ranked, packed, redacted context every seat shares."""
+
+    title: str  # sanitized and redacted
+    sections: list[Section]
+    omitted: list[Omitted]
+    signals: Signals
+    redactions: int
+    redaction_kinds: dict[str, int]
+    tokens: int  # sum of the sections' tokens; never above `budget` less the margin
+    budget: int
+    usable: int  # the budget less the estimator's margin: what packing may use
+    files: list[ChangedFile]

@@ -1,0 +1,39 @@
+"""Untrusted prose and invisible characters.
+
+PR titles, bodies, commit messages and comments are written by anyone who can open a PR:
+HTML comments (invisible on GitHub, visible to a model), zero-width and bidirectional
+control characters are removed before a model reads them. In code, bidi controls are a
+finding ("Trojan Source"), so they are located and shown, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Bidirectional embeddings, overrides, isolates and marks (CVE-2021-42574's set plus marks).
+BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_BIDI = re.compile(f"[{BIDI}]")
+# Zero-width and other invisible formatting characters, tag characters, C0/C1 controls
+# except tab and newline.
+_INVISIBLE = re.compile(
+    f"[{BIDI}\u00ad\u180e\u200b\u200c\u200d\u2060-\u2064\ufeff\U000e0000-\U000e007f"
+    "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+)
+# A closed comment, or an unclosed one running to the end (GitHub hides both).
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+
+
+def sanitize_prose(text: str) -> str:
+    """HTML comments and invisible characters out; line endings normalized."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _HTML_COMMENT.sub("", text)
+    return _INVISIBLE.sub("", text).strip()
+
+
+def has_bidi(text: str) -> bool:
+    return _BIDI.search(text) is not None
+
+
+def show_bidi(text: str) -> str:
+    """Bidi controls made visible as `<U+202E>`, so a reader sees what the code hides."""
+    return _BIDI.sub(lambda m: f"<U+{ord(m.group(0)):04X}>", text)

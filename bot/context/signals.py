@@ -1,0 +1,323 @@
+"""Signals: what a change is about, for board scoring and for the prompt.
+
+Read from paths and from the added lines (the change itself), never from the whole
+repository, so a file that merely mentions "password" somewhere does not make every
+change a security review.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from pathlib import PurePosixPath
+
+from bot.context.classify import CODE_LANGUAGES, artifact_types, is_manifest
+from bot.context.diff import ParsedFile
+from bot.context.imports import imports_of
+from bot.context.manifests import dependency_changes
+from bot.context.models import CodeLocation, DependencyChange, RiskyPattern, Signals
+from bot.context.prose import has_bidi
+
+# Tie-break order for the dominant area: what most needs a specialist first.
+AREA_ORDER = (
+    "security", "database", "dependencies", "ci-cd", "infrastructure", "public-api",
+    "concurrency", "performance", "frontend", "docs-only", "tests-only",
+)  # fmt: skip
+# How much a changed line in an area counts toward the dominant area.
+AREA_WEIGHT = {"security": 3, "database": 2}
+_AREA_PATHS: dict[str, re.Pattern[str]] = {
+    area: re.compile(rx, re.IGNORECASE)
+    for area, rx in {
+        "security": r"auth|login|passw|token|secret|crypt|permission|session|oauth|jwt|acl"
+        r"|rbac|security|csrf|sanitiz|credential|signature|verify",
+        "database": r"migration|alembic|(?:^|/)models?[./]|schema|\.sql$|(?:^|/)db/|reposit"
+        r"|(?:^|/)dao/|database|store/",
+        "public-api": r"(?:^|/)api/|routes?[./]|endpoints?|openapi|swagger|controllers?/"
+        r"|handlers?/|\.proto$|\.graphql$|(?:^|/)__init__\.py$|\.d\.ts$",
+        "ci-cd": r"\.github/workflows/|\.gitlab-ci|jenkinsfile|\.circleci/|(?:^|/)\.ci/",
+        "infrastructure": r"dockerfile|compose[^/]*\.ya?ml$|(?:^|/)(?:k8s|kubernetes|helm"
+        r"|charts|deploy|infra|terraform|ansible)/|\.tf$|\.tfvars$",
+        "concurrency": r"thread|concurren|(?:^|/)(?:worker|queue|locks?|sync)[/._]",
+        "performance": r"perf|bench|cache|(?:^|/)hot",
+        "frontend": r"\.(?:css|scss|html|jsx|tsx|vue|svelte)$|components?/",
+    }.items()
+}
+# Applied to the lowercased added lines, after a substring check for any of the hints.
+_AREA_LINES: dict[str, tuple[tuple[str, ...], re.Pattern[str]]] = {
+    area: (hints, re.compile(rx))
+    for area, hints, rx in (
+        (
+            "security",
+            ("passw", "secret", "jwt", "bcrypt", "hashlib", "hmac", "crypto", "csrf",
+             "permission", "authori", "authenticat", "acl", "sanitiz", "escape(", "verify_",
+             "x509", "oauth"),
+            r"passw(?:or)?d|secret|jwt|bcrypt|hashlib|hmac|crypto|csrf|permission|authori[sz]"
+            r"|authenticat|\bacl\b|sanitiz|escape\(|verify_|x509|oauth",
+        ),
+        (
+            "database",
+            ("select", "insert", "update", "delete", "create", "alter", "session.query",
+             ".objects.", "foreignkey", "column(", "@entity", "gorm."),
+            r"\b(?:select\s.+\sfrom|insert\s+into|update\s+\w+\s+set|delete\s+from"
+            r"|create\s+(?:table|index)|alter\s+table)\b|session\.query|\.objects\.|foreignkey"
+            r"|column\(|@entity\b|\bgorm\.",
+        ),
+        (
+            "public-api",
+            ("@app.", "@router.", "@bp.", "@api.", "mapping", "handlefunc(", "app.get(",
+             "app.post(", "app.put("),
+            r"@(?:app|router|bp|api)\.(?:get|post|put|patch|delete|route)\b"
+            r"|@(?:get|post|put|delete|request)mapping|\bhandlefunc\(|\bapp\.(?:get|post|put)\(",
+        ),
+        (
+            "concurrency",
+            ("mutex", "semaphore", "thread", "taskgroup", "asyncio.", "go func", "sync.",
+             "synchronized", "tokio::spawn", "atomic", "executorservice", "promise.all", "chan "),
+            r"\bmutex\b|\bsemaphore\b|threading|\bthread\(|taskgroup|asyncio\."
+            r"(?:gather|create_task|lock)|\bgo\s+func\b|sync\.(?:mutex|waitgroup)|synchronized"
+            r"|tokio::spawn|\batomic|executorservice|promise\.all|\bchan\s",
+        ),
+        (
+            "performance",
+            ("lru_cache", "@cache", "memoi", "benchmark", "profil", "o(n", "prefetch",
+             "batch_size", "pool_size"),
+            r"lru_cache|@cache\b|memoi[sz]|benchmark|profil|\bo\(n|prefetch|batch_size|pool_size",
+        ),
+    )
+}  # fmt: skip
+_DOC_SUFFIXES = (".md", ".rst", ".txt", ".adoc")
+_DOC_NAMES = re.compile(r"^(?:license|copying|authors|notice|changelog|readme)", re.IGNORECASE)
+
+_RISKY: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(rx))
+    for kind, rx in (
+        ("eval", r"(?<![\w.$])(?:eval|exec)\s*\(|\bnew\s+Function\s*\(|\binstance_eval\b"),
+        (
+            "shell-injection",
+            r"\bshell\s*=\s*True|\bos\.(?:system|popen)\s*\(|\bRuntime\.getRuntime\(\)\.exec"
+            r"|\b(?:execSync|exec)\s*\(\s*(?:`[^`]*\$\{|[\"'][^\"']*[\"']\s*\+)"
+            r"|\b(?:shell_exec|passthru|proc_open)\s*\(|\bsystem\s*\(\s*[\"'][^\"']*#\{"
+            r"|`[^`\n]*#\{[^}]*\}[^`\n]*`|exec\.Command\(\s*\"(?:sh|bash)\"",
+        ),
+        (
+            "sql-concatenation",
+            r"(?i:\bf[\"'](?:select|insert|update|delete|drop|alter)\b[^\"']*\{"
+            r"|(?P<q>[\"'`])\s*(?:select\s|insert\s+into|update\s+\w+\s+set|delete\s+from)"
+            r"(?:(?!(?P=q)).)*(?P=q)\s*(?:\+|%\s*[(\w]|\.format\()"
+            r"|[`](?:select|insert|update|delete)\b[^`]*\$\{"
+            r"|\bfmt\.Sprintf\(\s*\"(?:select|insert|update|delete)\b)",
+        ),
+        (
+            "tls-verify-off",
+            r"\bverify\s*=\s*False|rejectUnauthorized\s*:\s*false|InsecureSkipVerify\s*:\s*true"
+            r"|NODE_TLS_REJECT_UNAUTHORIZED|_create_unverified_context|\bCERT_NONE\b"
+            r"|check_hostname\s*=\s*False|CURLOPT_SSL_VERIFY(?:PEER|HOST)\s*,\s*(?:false|0)"
+            r"|danger_accept_invalid_certs\(\s*true|(?i:trustallcerts|noophostnameverifier)"
+            r"|strict-ssl\s*[=:]?\s*false|curl\s+(?:-k|--insecure)\b",
+        ),
+        (
+            "broad-except",
+            r"^\s*except\s*:|^\s*except\s+(?:Base)?Exception\b[^:]*:\s*(?:pass|\.\.\.)?\s*$"
+            r"|\bcatch\s*(?:\([^)]*\))?\s*\{\s*\}|\brescue\s+Exception\b|\brescue\s+nil\b"
+            r"|\bcatch\s*\(\s*(?:Exception|Throwable)\s+\w+\s*\)\s*\{\s*\}",
+        ),
+    )
+)
+_RISKY_HINTS: dict[str, tuple[str, ...]] = {
+    "eval": ("eval", "exec", "function"),
+    "shell-injection": ("shell", "system", "popen", "runtime", "exec", "passthru",
+                        "proc_open", "`", "command"),
+    "sql-concatenation": ("select", "insert", "update", "delete"),
+    "tls-verify-off": ("verify", "rejectunauthorized", "node_tls", "unverified", "cert_none",
+                       "check_hostname", "curlopt_ssl", "danger_accept", "trustall",
+                       "noophostname", "strict-ssl", "insecure"),
+    "broad-except": ("except", "catch", "rescue"),
+}  # fmt: skip
+_SWALLOW_BODY = re.compile(r"^\s*(?:pass|\.\.\.|continue|return(?:\s+None)?|\}|nil)\s*$")
+
+# Import names and manifest entries -> the framework names personas list.
+FRAMEWORKS: dict[str, str] = {
+    "django": "django", "flask": "flask", "fastapi": "fastapi", "sqlalchemy": "sqlalchemy",
+    "alembic": "alembic", "pytest": "pytest", "hypothesis": "hypothesis", "celery": "celery",
+    "arq": "arq", "asyncio": "asyncio", "trio": "trio", "pydantic": "pydantic",
+    "rest_framework": "django-rest-framework", "djangorestframework": "django-rest-framework",
+    "react": "react", "react-dom": "react", "next": "next.js", "vue": "vue",
+    "@angular/core": "angular", "svelte": "svelte", "express": "express",
+    "@nestjs/core": "nestjs", "jest": "jest", "vitest": "vitest",
+    "@playwright/test": "playwright", "playwright": "playwright", "prisma": "prisma",
+    "@prisma/client": "prisma", "tailwindcss": "tailwind", "vite": "vite",
+    "org.springframework": "spring", "org.hibernate": "hibernate", "org.junit": "junit",
+    "rails": "rails", "activerecord": "activerecord", "rspec": "rspec", "laravel": "laravel",
+    "illuminate": "laravel", "github.com/gin-gonic/gin": "gin", "gorm.io/gorm": "gorm",
+    "testing": "go-test", "tokio": "tokio", "graphql": "graphql", "grpc": "grpc",
+    "grpcio": "grpc", "google.golang.org/grpc": "grpc", "@grpc/grpc-js": "grpc",
+    "java.util.concurrent": "java-util-concurrent", "k8s.io/client-go": "kubernetes",
+}  # fmt: skip
+_ARTIFACT_FRAMEWORKS = {
+    "workflow": "github-actions", "dockerfile": "docker", "compose": "docker-compose",
+    "helm-chart": "helm", "terraform": "terraform", "kubernetes-manifest": "kubernetes",
+}  # fmt: skip
+_MANIFEST_FRAMEWORKS = {
+    "package.json": "npm", "pyproject.toml": "pip", "cargo.toml": "cargo", "pom.xml": "maven",
+    "poetry.lock": "poetry", "gemfile": "bundler", "go.mod": "go-modules",
+}  # fmt: skip
+
+
+def compute_signals(
+    files: list[ParsedFile],
+    heads: Mapping[str, str],
+    areas_of: Mapping[str, set[str]] | None = None,
+) -> Signals:
+    """`files` carry their classification (language, test, exclusion); `heads` are the
+    changed files' texts at head, where they were read; `areas_of` is `file_areas` per
+    path, when the caller has it already."""
+    weights: Counter[str] = Counter()
+    artifacts: set[str] = set()
+    for parsed in files:
+        size = max(1, parsed.info.added + parsed.info.deleted)
+        areas = areas_of[parsed.path] if areas_of is not None else file_areas(parsed)
+        for area in areas:
+            weights[area] += size * AREA_WEIGHT.get(area, 1)
+        artifacts |= artifact_types(parsed.path, parsed.info.language, parsed.info.is_test)
+    dependencies = [d for f in files for d in dependency_changes(f.path, f.hunks)]
+    risky = [r for f in files if _is_code(f) for r in risky_patterns(f)]
+    manifests = [f for f in files if is_manifest(f.path)]
+    weights["dependencies"] += sum(max(1, f.info.added + f.info.deleted) for f in manifests)
+    weights["security"] += 10 * sum(1 for r in risky if r.kind != "broad-except")
+    _whole_change_areas(files, weights)
+    return Signals(
+        languages=sorted({f.info.language for f in files if f.info.language}),
+        frameworks=_frameworks(files, heads, artifacts, dependencies),
+        areas=sorted(a for a, w in weights.items() if w > 0 and a in AREA_ORDER),
+        artifact_types=sorted(artifacts),
+        dominant_area=_dominant(weights),
+        files_changed=len(files),
+        lines_added=sum(f.info.added for f in files),
+        lines_deleted=sum(f.info.deleted for f in files),
+        directories=sorted({str(PurePosixPath(f.path).parent) for f in files}),
+        source_without_tests=_source_without_tests(files),
+        dependencies=dependencies,
+        risky_patterns=risky,
+        trojan_source=trojan_source(files),
+        non_utf8_files=[f.path for f in files if f.info.non_utf8],
+        binary_files=[f.path for f in files if f.info.binary],
+    )
+
+
+def file_areas(parsed: ParsedFile) -> set[str]:
+    areas = {area for area, rx in _AREA_PATHS.items() if rx.search(parsed.path)}
+    if _is_code(parsed) and not parsed.info.is_test:
+        added = "\n".join(text for _, text in parsed.added_lines).lower()
+        areas |= {
+            area
+            for area, (hints, rx) in _AREA_LINES.items()
+            if any(h in added for h in hints) and rx.search(added)
+        }
+    if parsed.info.is_test:
+        areas.discard("security")  # a test named test_auth.py is not itself a risk
+    return areas
+
+
+def _whole_change_areas(files: list[ParsedFile], weights: Counter[str]) -> None:
+    """docs-only and tests-only describe the change as a whole, and then they dominate."""
+    if files and all(_is_doc(f.path) for f in files):
+        weights.clear()
+        weights["docs-only"] = 1
+    elif files and all(f.info.is_test for f in files):
+        weights.clear()
+        weights["tests-only"] = 1
+
+
+def _dominant(weights: Counter[str]) -> str | None:
+    ranked = [a for a in AREA_ORDER if weights.get(a, 0) > 0]
+    return max(ranked, key=lambda a: (weights[a], -AREA_ORDER.index(a))) if ranked else None
+
+
+def _is_doc(path: str) -> bool:
+    p = PurePosixPath(path)
+    if is_manifest(path):
+        return False
+    return (
+        p.suffix.lower() in _DOC_SUFFIXES
+        or bool(_DOC_NAMES.match(p.name))
+        or path.startswith(("docs/", "doc/"))
+    )
+
+
+def _is_code(parsed: ParsedFile) -> bool:
+    return parsed.info.language in CODE_LANGUAGES and parsed.info.excluded is None
+
+
+def _source_without_tests(files: list[ParsedFile]) -> bool:
+    source = any(_is_code(f) and not f.info.is_test and f.info.change != "deleted" for f in files)
+    return source and not any(f.info.is_test for f in files)
+
+
+def risky_patterns(parsed: ParsedFile) -> list[RiskyPattern]:
+    found: list[RiskyPattern] = []
+    lines = parsed.added_lines
+    added = "\n".join(text for _, text in lines).lower()
+    # Only the patterns whose hints occur in the file are tried line by line.
+    kinds = [(k, rx) for k, rx in _RISKY if any(h in added for h in _RISKY_HINTS[k])]
+    for i, (number, text) in enumerate(lines):
+        for kind, rx in kinds:
+            if rx.search(text) or (kind == "broad-except" and _swallows(text, lines, i)):
+                found.append(RiskyPattern(kind=kind, path=parsed.path, line=number))
+    return found
+
+
+def _swallows(text: str, lines: list[tuple[int, str]], i: int) -> bool:
+    """`except Exception:` / `catch (e) {` whose next added line does nothing."""
+    opener = re.search(r"^\s*except\s+(?:Base)?Exception\b[^:]*:\s*$|\bcatch\b[^{]*\{\s*$", text)
+    if opener is None or i + 1 >= len(lines):
+        return False
+    number, following = lines[i + 1]
+    return number == lines[i][0] + 1 and bool(_SWALLOW_BODY.match(following))
+
+
+def trojan_source(files: Iterable[ParsedFile]) -> list[CodeLocation]:
+    return [
+        CodeLocation(path=f.path, line=number)
+        for f in files
+        for number, text in f.added_lines
+        if has_bidi(text)
+    ]
+
+
+def _frameworks(
+    files: list[ParsedFile],
+    heads: Mapping[str, str],
+    artifacts: set[str],
+    dependencies: list[DependencyChange],
+) -> list[str]:
+    found = {_ARTIFACT_FRAMEWORKS[a] for a in artifacts if a in _ARTIFACT_FRAMEWORKS}
+    for dep in dependencies:
+        found |= _known(dep.name)
+    for parsed in files:
+        name = PurePosixPath(parsed.path).name.lower()
+        if name in _MANIFEST_FRAMEWORKS:
+            found.add(_MANIFEST_FRAMEWORKS[name])
+        if not _is_code(parsed):
+            continue
+        text = heads.get(parsed.path) or "\n".join(t for _, t in parsed.added_lines)
+        for name in imports_of(text, parsed.info.language):
+            found |= _known(name)
+    return sorted(found)
+
+
+def _known(name: str) -> set[str]:
+    """The framework an import or package name belongs to (`django.db` -> django)."""
+    name = name.lower()
+    for key in _prefixes(name):
+        if key in FRAMEWORKS:
+            return {FRAMEWORKS[key]}
+    return set()
+
+
+def _prefixes(name: str) -> list[str]:
+    for sep in (".", "/", "\\", "::"):
+        if sep in name:
+            parts = name.split(sep)
+            return [sep.join(parts[:i]) for i in range(len(parts), 0, -1)]
+    return [name]

@@ -1,0 +1,156 @@
+"""Related material on a small repository made in the test: imports both ways, tests,
+guidance, each with the reason it is there."""
+
+from __future__ import annotations
+
+import difflib
+
+from bot.context import BuiltContext, PullRequestMeta, ReadFile, build_context
+
+
+def reader(files: dict[str, str]) -> ReadFile:
+    async def read(path: str) -> bytes | None:
+        text = files.get(path)
+        return None if text is None else text.encode()
+
+    return read
+
+
+def diff_of(path: str, before: str, after: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+    )
+    return f"diff --git a/{path} b/{path}\n" + "".join(lines)
+
+
+async def build(head: dict[str, str], diff: str, budget: int = 60_000) -> BuiltContext:
+    return await build_context(
+        PullRequestMeta(title="t"), diff, sorted(head), reader(head), budget_tokens=budget
+    )
+
+
+def why(built: BuiltContext) -> dict[str, tuple[str, str]]:
+    return {s.path: (s.kind, s.why) for s in built.sections if s.path}
+
+
+PY_BEFORE = "from pkg import util\nfrom .models import User\n\n\ndef run():\n    return 1\n"
+PY_AFTER = PY_BEFORE.replace("return 1", "return util.helper(User)")
+PY_REPO = {
+    "pkg/__init__.py": "",
+    "pkg/service.py": PY_AFTER,
+    "pkg/util.py": "def helper(x):\n    return x\n",
+    "pkg/models.py": "class User:\n    pass\n",
+    "pkg/api.py": "from pkg.service import run\n\n\ndef handler():\n    return run()\n",
+    "pkg/other.py": "import os\n",
+    "tests/test_service.py": "from pkg.service import run\n\n\ndef test_run():\n    assert run()\n",
+    "tests/test_other.py": "def test_x():\n    pass\n",
+    "README.md": "# Project\n",
+    "AGENTS.md": "Run make check.\n",
+    "CLAUDE.md": "Be careful.\n",
+    ".github/copilot-instructions.md": "Review for safety.\n",
+    "CONTRIBUTING.md": "Send PRs.\n",
+    "docs/ARCHITECTURE.md": "Layers.\n",
+    "docs/adr/0001-first.md": "First decision.\n",
+    "docs/adr/0002-second.md": "Second decision.\n",
+    "web/AGENTS.md": "Only for web/.\n",
+}
+
+
+async def test_python_imports_both_ways_tests_and_guidance() -> None:
+    built = await build(PY_REPO, diff_of("pkg/service.py", PY_BEFORE, PY_AFTER))
+    found = why(built)
+    assert found["pkg/util.py"] == ("related", "imported by pkg/service.py")
+    assert found["pkg/models.py"] == ("related", "imported by pkg/service.py")  # relative
+    assert found["pkg/api.py"] == ("related", "imports pkg/service.py")
+    assert found["tests/test_service.py"][0] == "test"
+    assert "pkg/other.py" not in found and "tests/test_other.py" not in found
+    guidance = [s.path for s in built.sections if s.kind == "guidance"]
+    assert guidance[:3] == ["AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md"]
+    assert {"CONTRIBUTING.md", "docs/ARCHITECTURE.md", "README.md"} <= set(guidance)
+    assert {"docs/adr/0001-first.md", "docs/adr/0002-second.md"} <= set(guidance)
+    assert "web/AGENTS.md" not in guidance  # applies to changes under web/ only
+
+
+async def test_order_is_changed_code_widened_related_guidance() -> None:
+    built = await build(PY_REPO, diff_of("pkg/service.py", PY_BEFORE, PY_AFTER))
+    kinds = [s.kind for s in built.sections]
+    order = {"description": 0, "diff": 1, "code": 2, "test": 3, "related": 3, "guidance": 4}
+    assert kinds == sorted(kinds, key=order.__getitem__)
+
+
+JS_BEFORE = "import { helper } from './util';\nexport function run() {\n  return 1;\n}\n"
+JS_AFTER = JS_BEFORE.replace("return 1", "return helper(2)")
+JS_REPO = {
+    "src/app.ts": JS_AFTER,
+    "src/util.ts": "export function helper(x: number) { return x; }\n",
+    "src/index.js": "const app = require('./app');\nmodule.exports = app;\n",
+    "src/page.tsx": "import { run } from './app';\nexport const P = () => run();\n",
+    "src/app.test.ts": "import { run } from './app';\ntest('run', () => run());\n",
+    "src/unrelated.ts": "export const z = 1;\n",
+}
+
+
+async def test_javascript_and_typescript_imports_both_ways() -> None:
+    built = await build(JS_REPO, diff_of("src/app.ts", JS_BEFORE, JS_AFTER))
+    found = why(built)
+    assert found["src/util.ts"] == ("related", "imported by src/app.ts")
+    assert found["src/index.js"] == ("related", "imports src/app.ts")
+    assert found["src/page.tsx"] == ("related", "imports src/app.ts")
+    assert found["src/app.test.ts"][0] == "test"
+    assert "src/unrelated.ts" not in found
+
+
+GO_BEFORE = 'package api\n\nimport "example.com/shop/store"\n\nfunc Get() int {\n\treturn 1\n}\n'
+GO_AFTER = GO_BEFORE.replace("return 1", "return store.Count()")
+GO_REPO = {
+    "go.mod": "module example.com/shop\n\ngo 1.22\n",
+    "api/api.go": GO_AFTER,
+    "api/api_test.go": 'package api\n\nimport "testing"\n\nfunc TestGet(t *testing.T) {}\n',
+    "store/store.go": "package store\n\nfunc Count() int { return 0 }\n",
+    "cmd/main.go": 'package main\n\nimport "example.com/shop/api"\n\nfunc main() { api.Get() }\n',
+    "other/other.go": "package other\n",
+}
+
+
+async def test_go_imports_both_ways_and_tests() -> None:
+    built = await build(GO_REPO, diff_of("api/api.go", GO_BEFORE, GO_AFTER))
+    found = why(built)
+    assert found["store/store.go"] == ("related", "imported by api/api.go")
+    assert found["cmd/main.go"] == ("related", "imports api/api.go")
+    assert found["api/api_test.go"] == ("test", "tests api/api.go")
+    assert "other/other.go" not in found
+
+
+async def test_tests_by_naming_convention_across_languages() -> None:
+    repo = {
+        "src/main/java/shop/Cart.java": "class Cart {}\n",
+        "src/test/java/shop/CartTest.java": "class CartTest {}\n",
+        "lib/cart.rb": "class Cart\nend\n",
+        "spec/cart_spec.rb": "describe Cart do\nend\n",
+        "app/cart.py": "X = 1\n",
+        "tests/unit/test_cart.py": "def test(): pass\n",
+    }
+    diff = "".join(
+        diff_of(p, "", repo[p])
+        for p in ("src/main/java/shop/Cart.java", "lib/cart.rb", "app/cart.py")
+    )
+    found = why(await build(repo, diff))
+    assert found["src/test/java/shop/CartTest.java"][0] == "test"
+    assert found["spec/cart_spec.rb"][0] == "test"
+    assert found["tests/unit/test_cart.py"] == ("test", "tests app/cart.py")
+
+
+async def test_a_reader_that_fails_is_listed_not_fatal() -> None:
+    async def flaky(path: str) -> bytes | None:
+        if path == "pkg/util.py":
+            raise ConnectionError("https://token@host/ down")
+        return PY_REPO[path].encode() if path in PY_REPO else None
+
+    built = await build_context(
+        PullRequestMeta(title="t"),
+        diff_of("pkg/service.py", PY_BEFORE, PY_AFTER),
+        sorted(PY_REPO),
+        flaky,
+    )
+    assert any(o.path == "pkg/util.py" and "ConnectionError" in o.reason for o in built.omitted)
+    assert "token@host" not in built.model_dump_json()
