@@ -1,0 +1,180 @@
+"""Typed errors for GitHub calls, with messages safe to log and to show.
+
+githubkit raises its own exceptions (`RequestFailed`, `RateLimitExceeded`, `RequestTimeout`,
+...) carrying the raw request and response. Callers outside `bot/github` get one of ours
+instead: the method, the path (never the query, never a header) and GitHub's own reason,
+e.g. `POST /repos/o/r/issues/1/comments -> 422 Validation Failed: Body is too long`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+
+import pydantic
+from githubkit.exception import (
+    AuthCredentialError,
+    GitHubException,
+    RateLimitExceeded,
+    RequestError,
+    RequestFailed,
+    RequestTimeout,
+)
+
+__all__ = [
+    "GitHubAuthError",
+    "GitHubError",
+    "GitHubNotFound",
+    "GitHubRateLimited",
+    "GitHubUnavailable",
+    "GitHubValidationError",
+    "github_errors",
+]
+
+_REASON_MAX = 500
+
+
+class GitHubError(RuntimeError):
+    """A GitHub call failed. `status` is None when no answer came back."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        status: int | None = None,
+        method: str = "",
+        path: str = "",
+        codes: tuple[str, ...] = (),
+    ) -> None:
+        call = f"{method} {path}".strip()
+        where = f"{call} -> {status}" if status is not None else call
+        super().__init__(f"{where}: {reason}" if where else reason)
+        self.reason = reason
+        self.status = status
+        self.method = method
+        self.path = path
+        # The `code` of each entry in GitHub's `errors` list (e.g. "too_large", "invalid").
+        self.codes = codes
+
+
+class GitHubNotFound(GitHubError):
+    """404: missing, or not visible to this installation (GitHub does not say which)."""
+
+
+class GitHubValidationError(GitHubError):
+    """422 (or a request body githubkit refused to send): the request itself was wrong."""
+
+
+class GitHubAuthError(GitHubError):
+    """401, or 403 that is not a rate limit: credentials or permissions."""
+
+
+class GitHubRateLimited(GitHubError):
+    """A rate limit that outlasted the retries (or asked for a longer wait than allowed)."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        retry_after: timedelta,
+        status: int | None = None,
+        method: str = "",
+        path: str = "",
+        codes: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(reason, status=status, method=method, path=path, codes=codes)
+        self.retry_after = retry_after
+
+
+class GitHubUnavailable(GitHubError):
+    """5xx, a timeout, or no connection."""
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _REASON_MAX else text[: _REASON_MAX - 1] + "…"
+
+
+def _reason_and_codes(exc: RequestFailed) -> tuple[str, tuple[str, ...]]:
+    """GitHub's `message`, plus the messages and codes of its `errors` list."""
+    try:
+        body = json.loads(exc.response.content)
+    except ValueError:
+        return exc.response.reason_phrase or "request failed", ()
+    if not isinstance(body, dict):
+        return "request failed", ()
+    reason = str(body.get("message") or exc.response.reason_phrase or "request failed")
+    details: list[str] = []
+    codes: list[str] = []
+    for item in body.get("errors") or []:
+        if isinstance(item, dict):
+            if item.get("message"):
+                details.append(str(item["message"]))
+            if item.get("code"):
+                codes.append(str(item["code"]))
+        elif isinstance(item, str):
+            details.append(item)
+    if details:
+        reason = f"{reason}: {'; '.join(details)}"
+    return _clip(reason), tuple(codes)
+
+
+def _kind_for(status: int) -> type[GitHubError]:
+    if status == 404:
+        return GitHubNotFound
+    if status == 422:
+        return GitHubValidationError
+    if status in (401, 403):
+        return GitHubAuthError
+    if status >= 500:
+        return GitHubUnavailable
+    return GitHubError
+
+
+def _from_failed(exc: RequestFailed) -> GitHubError:
+    reason, codes = _reason_and_codes(exc)
+    status, method, path = exc.response.status_code, exc.request.method, exc.request.url.path
+    if isinstance(exc, RateLimitExceeded):
+        return GitHubRateLimited(
+            reason,
+            retry_after=exc.retry_after,
+            status=status,
+            method=method,
+            path=path,
+            codes=codes,
+        )
+    return _kind_for(status)(reason, status=status, method=method, path=path, codes=codes)
+
+
+def as_github_error(exc: GitHubException) -> GitHubError:
+    """Our error for githubkit's exception."""
+    if isinstance(exc, RequestFailed):
+        return _from_failed(exc)
+    if isinstance(exc, RequestTimeout):
+        return GitHubUnavailable("timed out", method=exc.request.method, path=exc.request.url.path)
+    if isinstance(exc, AuthCredentialError):
+        return GitHubAuthError(_clip(str(exc)))
+    if isinstance(exc, RequestError):
+        return GitHubUnavailable(f"request failed ({type(exc.exc).__name__})")
+    return GitHubError(type(exc).__name__)
+
+
+@contextmanager
+def github_errors(action: str) -> Iterator[None]:
+    """Turn githubkit's exceptions (and its refusal of a body) into ours.
+
+    `action` names what we were doing, for the message when the call itself is unknown.
+    """
+    try:
+        yield
+    except GitHubException as exc:
+        raise as_github_error(exc) from exc
+    except pydantic.ValidationError as exc:
+        # githubkit validates request bodies (and we parse answers) with pydantic; the
+        # error names fields and limits, never credentials.
+        fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()})
+        raise GitHubValidationError(
+            _clip(f"{action}: invalid data in {', '.join(fields) or 'the request'}")
+        ) from exc

@@ -1,0 +1,321 @@
+"""Reading a pull request and its repository: our own small result types, never dicts.
+
+Files at the head are read from the BASE repository by commit SHA: a fork's commits live
+in the base repository's network, and the installation may not see the fork at all. The
+repo's configuration and agents are read from the default branch only, never from the PR.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Literal
+from urllib.parse import quote
+
+from githubkit.rest.paginator import Paginator
+from githubkit_schemas.latest.models import Commit, ContentFile, DiffEntry
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.github.client import RepoClient
+from bot.github.errors import GitHubError, GitHubNotFound, github_errors
+
+__all__ = [
+    "AGENTS_DIR",
+    "CONFIG_PATH",
+    "PullDiff",
+    "PullFile",
+    "PullInfo",
+    "commit_messages",
+    "compare_files",
+    "fetch_diff",
+    "fetch_pull",
+    "list_files",
+    "list_tree",
+    "read_agents",
+    "read_config",
+    "read_file",
+]
+
+CONFIG_PATH = ".github/council.yml"
+AGENTS_DIR = ".github/council/agents"
+MAX_AGENT_FILES = 50
+PER_PAGE = 100
+DIFF_MEDIA_TYPE = "application/vnd.github.diff"
+RAW_MEDIA_TYPE = "application/vnd.github.raw"
+
+FileStatus = Literal["added", "removed", "modified", "renamed", "copied", "changed", "unchanged"]
+
+
+class PullInfo(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    number: int
+    title: str
+    body: str
+    head_sha: str
+    head_ref: str
+    head_repo: str | None  # "owner/name"; None when the fork was deleted
+    base_ref: str
+    base_repo: str
+    default_branch: str
+    draft: bool
+    state: str  # "open" or "closed"
+    merged: bool
+    labels: list[str]
+    author_login: str
+
+    @property
+    def is_fork(self) -> bool:
+        return self.head_repo != self.base_repo
+
+
+class PullFile(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    status: FileStatus
+    additions: int
+    deletions: int
+    previous_path: str | None = None
+    patch: str | None = None  # None for binary files and patches GitHub will not show
+
+
+class PullDiff(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    # True when GitHub refused the diff as too large and it was rebuilt from the files'
+    # patches (then `files_without_patch` lists the files whose changes are not in it).
+    rebuilt_from_files: bool = False
+    files_without_patch: list[str] = Field(default_factory=list)
+
+
+# -- the pull request ------------------------------------------------------------------------
+# Parsed with our own narrow models: githubkit's generated PullRequest requires keys (e.g.
+# `labels[].archived_by`) that GitHub's own example payloads lack, and we need ten fields.
+
+
+class _Login(BaseModel):
+    login: str
+
+
+class _Repo(BaseModel):
+    full_name: str
+    default_branch: str = "main"
+
+
+class _Branch(BaseModel):
+    ref: str
+    sha: str
+    repo: _Repo | None = None
+
+
+class _Label(BaseModel):
+    name: str
+
+
+class _Pull(BaseModel):
+    number: int
+    title: str
+    body: str | None = None
+    state: str
+    draft: bool = False
+    merged: bool = False
+    user: _Login | None = None
+    labels: list[_Label] = []
+    head: _Branch
+    base: _Branch
+
+
+async def fetch_pull(client: RepoClient, number: int) -> PullInfo:
+    with github_errors("fetch the pull request"):
+        response = await client.rest.pulls.async_get(client.owner, client.name, number)
+        wire = _Pull.model_validate_json(response.content)
+    base_repo = wire.base.repo or _Repo(full_name=client.full_name)
+    return PullInfo(
+        number=wire.number,
+        title=wire.title,
+        body=wire.body or "",
+        head_sha=wire.head.sha,
+        head_ref=wire.head.ref,
+        head_repo=wire.head.repo.full_name if wire.head.repo else None,
+        base_ref=wire.base.ref,
+        base_repo=base_repo.full_name,
+        default_branch=base_repo.default_branch,
+        draft=wire.draft,
+        state=wire.state,
+        merged=wire.merged,
+        labels=[label.name for label in wire.labels],
+        author_login=wire.user.login if wire.user else "",
+    )
+
+
+# -- diff, files, commits --------------------------------------------------------------------
+
+
+async def list_files(client: RepoClient, number: int) -> list[PullFile]:
+    """Every changed file (GitHub lists at most 3,000)."""
+    files: list[PullFile] = []
+    with github_errors("list the pull request's files"):
+        pages: Paginator[DiffEntry] = client.rest.paginate(
+            client.rest.pulls.async_list_files,
+            owner=client.owner,
+            repo=client.name,
+            pull_number=number,
+            per_page=PER_PAGE,
+        )
+        async for entry in pages:
+            files.append(
+                PullFile(
+                    path=entry.filename,
+                    status=entry.status,
+                    additions=entry.additions,
+                    deletions=entry.deletions,
+                    previous_path=entry.previous_filename or None,
+                    patch=entry.patch or None,
+                )
+            )
+    return files
+
+
+async def fetch_diff(client: RepoClient, number: int) -> PullDiff:
+    """The unified diff; rebuilt from the files' patches when GitHub says it is too large."""
+    try:
+        with github_errors("fetch the diff"):
+            response = await client.rest.pulls.async_get(
+                client.owner, client.name, number, headers={"Accept": DIFF_MEDIA_TYPE}
+            )
+            return PullDiff(text=response.text)
+    except GitHubError as exc:
+        # 406 "too_large": over 300 files or 20,000 lines (or too slow to generate).
+        if exc.status != 406:
+            raise
+    files = await list_files(client, number)
+    return PullDiff(
+        text=diff_from_files(files),
+        rebuilt_from_files=True,
+        files_without_patch=[f.path for f in files if f.patch is None],
+    )
+
+
+def diff_from_files(files: list[PullFile]) -> str:
+    """A unified diff from the files' patches (the hunks GitHub shows per file)."""
+    return "".join(_file_diff(f) for f in files)
+
+
+def _file_diff(f: PullFile) -> str:
+    old = f.previous_path or f.path
+    lines = [f"diff --git a/{old} b/{f.path}"]
+    if f.status == "added":
+        lines.append("new file mode 100644")
+    elif f.status == "removed":
+        lines.append("deleted file mode 100644")
+    elif f.status == "renamed":
+        lines += [f"rename from {old}", f"rename to {f.path}"]
+    source = "/dev/null" if f.status == "added" else f"a/{old}"
+    target = "/dev/null" if f.status == "removed" else f"b/{f.path}"
+    if f.patch is None:
+        if f.status != "renamed" or f.additions or f.deletions:
+            lines.append(f"Binary files {source} and {target} differ")
+    else:
+        lines += [f"--- {source}", f"+++ {target}", f.patch.rstrip("\n")]
+    return "\n".join(lines) + "\n"
+
+
+async def commit_messages(client: RepoClient, number: int) -> list[str]:
+    """The PR's commit messages, oldest first (GitHub lists at most 250)."""
+    with github_errors("list the pull request's commits"):
+        pages: Paginator[Commit] = client.rest.paginate(
+            client.rest.pulls.async_list_commits,
+            owner=client.owner,
+            repo=client.name,
+            pull_number=number,
+            per_page=PER_PAGE,
+        )
+        return [commit.commit.message async for commit in pages]
+
+
+async def compare_files(client: RepoClient, base: str, head: str) -> list[PullFile]:
+    """Files changed between two commits (e.g. the advisory's head and the merged head)."""
+    with github_errors("compare commits"):
+        response = await client.rest.repos.async_compare_commits(
+            client.owner, client.name, f"{base}...{head}"
+        )
+        entries = response.parsed_data.files or []
+    return [
+        PullFile(
+            path=e.filename,
+            status=e.status,
+            additions=e.additions,
+            deletions=e.deletions,
+            previous_path=e.previous_filename or None,
+            patch=e.patch or None,
+        )
+        for e in entries
+    ]
+
+
+# -- repository contents ---------------------------------------------------------------------
+
+
+async def read_file(client: RepoClient, path: str, ref: str) -> bytes | None:
+    """A file's bytes at `ref`, or None if there is no file there (absent, a directory...)."""
+    quoted = quote(path.strip("/"), safe="/")
+    try:
+        with github_errors("read a file"):
+            response = await client.rest.repos.async_get_content(
+                client.owner, client.name, quoted, ref=ref
+            )
+            item = response.parsed_data
+    except GitHubNotFound:
+        return None
+    if not isinstance(item, ContentFile):
+        return None
+    if item.encoding == "base64":
+        return base64.b64decode(item.content)
+    # Files over 1 MB come with encoding "none": ask for the raw bytes instead.
+    with github_errors("read a large file"):
+        raw = await client.rest.repos.async_get_content(
+            client.owner, client.name, quoted, ref=ref, headers={"Accept": RAW_MEDIA_TYPE}
+        )
+        return raw.content
+
+
+async def list_tree(client: RepoClient, ref: str) -> tuple[list[str], bool]:
+    """Every file path at `ref`, and whether GitHub truncated the listing."""
+    with github_errors("list the tree"):
+        response = await client.rest.git.async_get_tree(
+            client.owner, client.name, quote(ref, safe=""), recursive="1"
+        )
+        tree = response.parsed_data
+    return [entry.path for entry in tree.tree if entry.type == "blob"], tree.truncated
+
+
+async def read_config(client: RepoClient, default_branch: str) -> str | None:
+    """`.github/council.yml` from the default branch, or None if there is none."""
+    data = await read_file(client, CONFIG_PATH, default_branch)
+    return None if data is None else data.decode("utf-8", errors="replace")
+
+
+async def read_agents(client: RepoClient, default_branch: str) -> dict[str, str]:
+    """`.github/council/agents/*.md` from the default branch: repo path -> text."""
+    try:
+        with github_errors("list the agents"):
+            response = await client.rest.repos.async_get_content(
+                client.owner, client.name, AGENTS_DIR, ref=default_branch
+            )
+            listing = response.parsed_data
+    except GitHubNotFound:
+        return {}
+    if not isinstance(listing, list):
+        return {}
+    paths = sorted(
+        item.path
+        for item in listing
+        if item.type == "file" and item.name.endswith(".md") and not item.name.startswith(".")
+    )[:MAX_AGENT_FILES]
+    agents: dict[str, str] = {}
+    for path in paths:
+        data = await read_file(client, path, default_branch)
+        if data is not None:
+            agents[path] = data.decode("utf-8", errors="replace")
+    return agents

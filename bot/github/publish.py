@@ -1,0 +1,275 @@
+"""Writing to a pull request: reactions, replies, the sticky comment, the check run.
+
+Every call here creates content, so each goes through the installation's pacing (see
+`pacing.py`); none of them retries on its own beyond githubkit's rate-limit handling.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal, cast
+
+from githubkit import Response
+from githubkit.rest.paginator import Paginator
+from githubkit.utils import UNSET
+from githubkit_schemas.latest.models import (
+    CheckRun,
+    IssueComment,
+    ReposOwnerRepoCommitsRefCheckRunsGetResponse200,
+)
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.council.sanitize import COMMENT_MARKER
+from bot.github.client import RepoClient
+from bot.github.errors import github_errors
+from bot.render.checks import Annotation, CheckRunOutput, Conclusion, annotation_batches
+
+__all__ = [
+    "CHECK_RUN_NAME",
+    "DEFAULT_ACTIONS",
+    "CheckRunAction",
+    "CheckRunPublisher",
+    "PostedComment",
+    "ReactionContent",
+    "find_sticky_comment",
+    "react",
+    "reply",
+    "upsert_sticky_comment",
+]
+
+CHECK_RUN_NAME = "Council"
+OUTPUT_MAX = 65_535
+PER_PAGE = 100
+
+ReactionContent = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
+
+
+class PostedComment(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    html_url: str
+    created: bool = True  # False when an existing comment was updated
+
+
+class CheckRunAction(BaseModel):
+    """A button on the check run; GitHub caps label 20, description 40, identifier 20."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str = Field(max_length=20)
+    description: str = Field(max_length=40)
+    identifier: str = Field(max_length=20)
+
+
+DEFAULT_ACTIONS: tuple[CheckRunAction, ...] = (
+    CheckRunAction(
+        label="Re-convene", description="Convene the council again", identifier="reconvene"
+    ),
+    CheckRunAction(label="Full debate", description="Convene a full debate", identifier="debate"),
+)
+
+
+# -- comments and reactions ------------------------------------------------------------------
+
+
+async def react(client: RepoClient, comment_id: int, content: ReactionContent = "eyes") -> None:
+    with github_errors("react to a comment"):
+        await client.rest.reactions.async_create_for_issue_comment(
+            client.owner, client.name, comment_id, content=content
+        )
+
+
+async def reply(client: RepoClient, pr: int, body: str) -> PostedComment:
+    """A new comment on the PR (help, a refusal): never the sticky one."""
+    with github_errors("comment on the pull request"):
+        response = await client.rest.issues.async_create_comment(
+            client.owner, client.name, pr, body=body
+        )
+        comment = response.parsed_data
+    return PostedComment(id=comment.id, html_url=comment.html_url)
+
+
+async def find_sticky_comment(client: RepoClient, pr: int, app_login: str) -> PostedComment | None:
+    """Our advisory comment: it carries the marker AND was written by the App itself.
+
+    The marker alone proves nothing: anyone can paste it into a comment of their own.
+    """
+    with github_errors("list the pull request's comments"):
+        pages: Paginator[IssueComment] = client.rest.paginate(
+            client.rest.issues.async_list_comments,
+            owner=client.owner,
+            repo=client.name,
+            issue_number=pr,
+            per_page=PER_PAGE,
+        )
+        async for comment in pages:
+            author = comment.user.login if comment.user else None
+            if author == app_login and COMMENT_MARKER in (comment.body or ""):
+                return PostedComment(id=comment.id, html_url=comment.html_url, created=False)
+    return None
+
+
+async def upsert_sticky_comment(
+    client: RepoClient, pr: int, body: str, app_login: str
+) -> PostedComment:
+    """Update our advisory comment in place, or create it: never a second one."""
+    if COMMENT_MARKER not in body:
+        body = f"{COMMENT_MARKER}\n{body}"
+    existing = await find_sticky_comment(client, pr, app_login)
+    if existing is None:
+        return await reply(client, pr, body)
+    with github_errors("update the advisory comment"):
+        response = await client.rest.issues.async_update_comment(
+            client.owner, client.name, existing.id, body=body
+        )
+        comment = response.parsed_data
+    return PostedComment(id=comment.id, html_url=comment.html_url, created=False)
+
+
+# -- the check run ---------------------------------------------------------------------------
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _clip(text: str, limit: int = OUTPUT_MAX) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _check_runs(
+    response: Response[ReposOwnerRepoCommitsRefCheckRunsGetResponse200],
+) -> list[CheckRun]:
+    return response.parsed_data.check_runs
+
+
+def _annotations(batch: Sequence[Annotation]) -> list[dict[str, Any]]:
+    return [a.model_dump(exclude_none=True) for a in batch]
+
+
+class CheckRunPublisher:
+    """The "Council" check run on a head SHA: create, find again, progress, complete."""
+
+    def __init__(
+        self,
+        client: RepoClient,
+        *,
+        update_interval_s: float,
+        name: str = CHECK_RUN_NAME,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.client = client
+        self.name = name
+        self.update_interval_s = update_interval_s
+        self._clock = clock
+        self._last_update: dict[int, float] = {}
+        self._titles: dict[int, str] = {}
+
+    async def create(self, head_sha: str, *, external_id: str, title: str, summary: str) -> int:
+        """A new run, `in_progress`; `external_id` finds it again after a crash."""
+        c = self.client
+        with github_errors("create the check run"):
+            response = await c.rest.checks.async_create(
+                c.owner,
+                c.name,
+                name=self.name,
+                head_sha=head_sha,
+                external_id=external_id,
+                status="in_progress",
+                started_at=_utcnow(),
+                output={"title": _clip(title, 255), "summary": _clip(summary)},
+            )
+            run_id = response.parsed_data.id
+        self._titles[run_id] = title
+        self._last_update[run_id] = self._clock()
+        return run_id
+
+    async def find(self, head_sha: str, external_id: str) -> int | None:
+        """Our run with this `external_id` on the SHA (every run, not just the latest)."""
+        c = self.client
+        with github_errors("list check runs"):
+            pages: Paginator[CheckRun] = c.rest.paginate(
+                c.rest.checks.async_list_for_ref,
+                _check_runs,
+                owner=c.owner,
+                repo=c.name,
+                ref=head_sha,
+                check_name=self.name,
+                # "latest" (the default) would hide a crashed worker's run behind a newer one.
+                filter_="all",
+                per_page=PER_PAGE,
+                app_id=UNSET if c.app_id is None else c.app_id,
+            )
+            async for run in pages:
+                if run.external_id == external_id:
+                    return run.id
+        return None
+
+    async def progress(self, check_run_id: int, summary: str, *, title: str | None = None) -> bool:
+        """Show the phase; at most one update per `update_interval_s` (False: skipped)."""
+        now = self._clock()
+        last = self._last_update.get(check_run_id)
+        if last is not None and now - last < self.update_interval_s:
+            return False
+        if title is not None:
+            self._titles[check_run_id] = title
+        output = {
+            "title": _clip(self._titles.get(check_run_id, "The council is deliberating"), 255),
+            "summary": _clip(summary),
+        }
+        await self._update(check_run_id, "update the check run", output=output)
+        self._last_update[check_run_id] = self._clock()
+        return True
+
+    async def complete(
+        self,
+        check_run_id: int,
+        output: CheckRunOutput,
+        conclusion: Conclusion,
+        *,
+        details_url: str | None = None,
+        actions: Sequence[CheckRunAction] = DEFAULT_ACTIONS,
+    ) -> None:
+        """Complete the run. GitHub takes 50 annotations a request and appends each batch:
+        all but the last go in updates first, so `completed` means everything is there."""
+        head = {"title": _clip(output.title, 255), "summary": output.summary}
+        batches = annotation_batches(output.annotations) or [[]]
+        for batch in batches[:-1]:
+            await self._update(
+                check_run_id,
+                "add annotations",
+                output={**head, "annotations": _annotations(batch)},
+            )
+        final: dict[str, Any] = dict(head)
+        if output.text:
+            final["text"] = output.text
+        if batches[-1]:
+            final["annotations"] = _annotations(batches[-1])
+        fields: dict[str, Any] = {
+            "status": "completed",
+            "conclusion": conclusion,
+            "completed_at": _utcnow(),
+            "output": final,
+            "actions": [a.model_dump() for a in actions],
+        }
+        if details_url:
+            fields["details_url"] = details_url
+        await self._update(check_run_id, "complete the check run", **fields)
+
+    async def cancel(self, check_run_id: int, reason: str) -> None:
+        await self._update(
+            check_run_id,
+            "cancel the check run",
+            status="completed",
+            conclusion="cancelled",
+            completed_at=_utcnow(),
+            output={"title": "Cancelled", "summary": _clip(reason)},
+        )
+
+    async def _update(self, check_run_id: int, action: str, **fields: Any) -> None:
+        c = self.client
+        with github_errors(action):
+            await c.rest.checks.async_update(c.owner, c.name, check_run_id, data=cast(Any, fields))
