@@ -1,0 +1,128 @@
+"""The `/council` command grammar: which comment lines are commands, and what they ask for.
+
+Pure: a comment body in, a `Command` or None out. The rules follow what GitHub renders, so
+a command is something the reader sees as a line of plain text, never as code or a quote:
+
+- A command line starts with `/council` after at most three spaces (four spaces or a tab
+  make an indented code block in Markdown, so such a line is never a command). The word is
+  followed by whitespace or the end of the line: `/councilor` and `/council,` are not
+  commands.
+- Lines inside fenced code blocks (``` or ~~~, three or more, closed by a fence of the same
+  character at least as long; an unclosed fence runs to the end of the comment) and inside
+  HTML comments (`<!-- ... -->`, which GitHub hides) are skipped. A quoted line
+  (`> /council`) does not start with `/council`, so it is not a command either.
+- Case does not matter for `/council` and its keywords. The first command line wins; a
+  command is one line (the question ends at the end of that line).
+- After `/council`: nothing -> convene with the configured protocol; `help` or `cancel` as
+  the first word -> that command (the rest of the line is ignored); a protocol name as the
+  first word -> convene with that protocol, the rest of the line (if any) is the question;
+  any other words -> convene with the configured protocol and those words as the question.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+CommandKind = Literal["convene", "help", "cancel"]
+
+# The engine's protocol names (bot.council.engine.PROTOCOLS, checked equal by a test). Not
+# imported from there: the engine pulls in the model SDKs, which the webhook receiver,
+# the one user of this module on the hot path, must not pay for.
+PROTOCOL_NAMES: tuple[str, ...] = ("board", "council", "debate", "quick")
+
+_COMMAND = re.compile(r" {0,3}/council(?:[ \t]+(?P<rest>.*?))?[ \t]*", re.IGNORECASE)
+_FENCE_OPEN = re.compile(r" {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)")
+_HTML_COMMENT_OPEN = re.compile(r" {0,3}<!--")
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    kind: CommandKind
+    protocol: str | None = None  # None: the repo's configured protocol
+    question: str | None = None
+
+
+GRAMMAR_HELP = """\
+**Council commands** (in a comment on a pull request, on a line of their own):
+
+| command | what it does |
+| --- | --- |
+| `/council` | convene the council with the repository's configured protocol |
+| `/council <question>` | convene and ask the council this question |
+| `/council <protocol> [question]` | convene with `board`, `council`, `debate` or `quick` |
+| `/council help` | show this help and the repository's effective configuration |
+| `/council cancel` | stop the deliberation running on this pull request |
+
+The command must start the line (up to three spaces before it are fine); lines in code \
+blocks, in quotes (`> /council`) and in HTML comments are not commands. The first command \
+in a comment wins. Only people with write or admin access to the repository can convene \
+the council. Example: `/council debate should this cache live in Redis?`
+"""
+
+
+def parse_command(body: str) -> Command | None:
+    """The first command in a comment body, or None if it has none."""
+    if "/council" not in body.lower():  # cheap exit for the common comment
+        return None
+    for line in _visible_lines(body):
+        match = _COMMAND.fullmatch(line)
+        if match is not None:
+            return _command_from(match.group("rest") or "")
+    return None
+
+
+def _command_from(rest: str) -> Command:
+    words = rest.split(maxsplit=1)
+    if not words:
+        return Command(kind="convene")
+    first = words[0].lower()
+    if first in ("help", "cancel"):
+        return Command(kind="help" if first == "help" else "cancel")
+    if first in PROTOCOL_NAMES:
+        question = words[1].strip() if len(words) > 1 else None
+        return Command(kind="convene", protocol=first, question=question or None)
+    return Command(kind="convene", question=rest.strip())
+
+
+def _visible_lines(body: str) -> list[str]:
+    """The lines of `body` that Markdown renders as text: not code fences, not comments."""
+    visible: list[str] = []
+    fence: str | None = None  # the open fence's characters, e.g. "````"
+    in_html_comment = False
+    for line in body.splitlines():
+        if fence is not None:
+            if _closes_fence(line, fence):
+                fence = None
+        elif in_html_comment:
+            in_html_comment = "-->" not in line
+        elif (opened := _opens_fence(line)) is not None:
+            fence = opened
+        elif _HTML_COMMENT_OPEN.match(line):
+            in_html_comment = "-->" not in line[line.index("<!--") + 4 :]
+        else:
+            visible.append(line)
+    return visible
+
+
+def _opens_fence(line: str) -> str | None:
+    match = _FENCE_OPEN.fullmatch(line)
+    if match is None:
+        return None
+    fence = match.group("fence")
+    # CommonMark: a backtick fence's info string cannot contain a backtick.
+    if fence[0] == "`" and "`" in match.group("info"):
+        return None
+    return fence
+
+
+def _closes_fence(line: str, fence: str) -> bool:
+    stripped = line.strip()
+    indent = len(line) - len(line.lstrip(" "))
+    return (
+        indent <= 3
+        and len(stripped) >= len(fence)
+        and stripped == fence[0] * len(stripped)
+        and not line.startswith("\t")
+    )

@@ -1,0 +1,1 @@
+"""The FastAPI web process: webhook receiver, health, readiness and metrics."""
