@@ -1,0 +1,88 @@
+"""`council config check [FILE]`: validate a repository's `.github/council.yml` against this
+machine's settings, as the App would, and print what it would run with."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from pydantic import ValidationError
+
+from bot.config import (
+    CONFIG_PATH,
+    ConfigIssue,
+    allowed_repo_models,
+    effective_yaml,
+    load_repo_config,
+)
+from bot.council.personas import load_catalog
+from bot.settings import Settings
+
+app = typer.Typer(help="Check a repository's council configuration.", no_args_is_help=True)
+
+EXIT_VALID = 0
+EXIT_ISSUES = 1
+EXIT_UNREADABLE = 2
+
+
+@app.command("check")
+def check(
+    file: Annotated[Path, typer.Argument(help="The config file.", show_default=True)] = Path(
+        CONFIG_PATH
+    ),
+) -> None:
+    """Print each problem as FILE:LINE: key: reason, then the effective configuration.
+
+    Models are checked against this machine's COUNCIL_ALLOWED_MODELS (or COUNCIL_MODELS),
+    pinned personas against the catalog and the repo's `.github/council/agents/`.
+
+    Exit 0 when the file is valid, 1 with problems (their defaults are shown), 2 when the
+    file cannot be read or the settings are invalid."""
+    text = _read(file)
+    settings = _settings()
+    result = load_repo_config(text, settings, personas=_personas(file))
+    for issue in result.issues:
+        typer.echo(_located(file, issue), err=True)
+    allowed = ", ".join(allowed_repo_models(settings)) or "none"
+    typer.echo(f"# models a repository may choose here: {allowed}")
+    typer.echo(effective_yaml(result.config), nl=False)
+    raise typer.Exit(EXIT_ISSUES if result.issues else EXIT_VALID)
+
+
+def _personas(file: Path) -> list[str]:
+    """The packaged catalog and the repo's own personas: `.github/council/agents/` beside
+    `.github/council.yml`, as the App reads them."""
+    agents = file.parent / "council" / "agents"
+    return load_catalog([agents] if agents.is_dir() else []).ids()
+
+
+def _located(file: Path, issue: ConfigIssue) -> str:
+    where = f"{file}:{issue.line}" if issue.line else str(file)
+    return f"{where}: {issue}"
+
+
+def _read(file: Path) -> str:
+    try:
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        _fail(f"{file}: not UTF-8 text")
+    except OSError as error:
+        _fail(f"{file}: cannot read: {error.strerror or type(error).__name__}")
+
+
+def _settings() -> Settings:
+    try:
+        return Settings()
+    except ValidationError as error:
+        # Names and reasons only: a rejected value may be a secret.
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+            for e in error.errors(include_input=False, include_url=False)
+        )
+        _fail(f"invalid settings: {problems}")
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(EXIT_UNREADABLE)
