@@ -8,6 +8,12 @@ import sys
 import structlog
 
 
+def _identity(
+    logger: object, name: str, event: structlog.typing.EventDict
+) -> structlog.typing.EventDict:
+    return event
+
+
 def configure_logging(level: str = "INFO", *, json_lines: bool = False) -> None:
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer()
@@ -19,6 +25,7 @@ def configure_logging(level: str = "INFO", *, json_lines: bool = False) -> None:
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info if json_lines else _identity,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(

@@ -138,6 +138,11 @@ class Settings(BaseSettings):
         default=None, gt=0, description="Model spend per installation per UTC day."
     )
     queue_name: str = Field(default="arq:council", description="The arq queue.")
+    key_prefix: str = Field(
+        default="council",
+        description="Prefix of our Redis keys (installation tokens, pacing, provider slots); "
+        "deployments sharing one Redis use distinct prefixes.",
+    )
     job_result_ttl_s: int = Field(
         default=60, ge=1, description="How long arq keeps a result (and refuses its job id)."
     )
@@ -155,6 +160,12 @@ class Settings(BaseSettings):
     )
     worker_metrics_port: int = Field(default=9102, ge=0, le=65535)
     max_jobs: int = Field(default=4, ge=1, description="Deliberations per worker process.")
+    job_timeout_s: int | None = Field(
+        default=None,
+        ge=1,
+        description="Override the job timeout (default: the sum of the "
+        "phase budgets at the call deadline, plus GitHub work).",
+    )
 
     # --- logging ---
     log_level: str = "INFO"

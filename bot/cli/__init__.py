@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from bot.cli import agents, models, review
+from bot.cli import agents, app_commands, config, context, models, review
 
 app = typer.Typer(
     name="council",
@@ -13,8 +13,13 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(models.app, name="models")
+app.add_typer(config.app, name="config")
 app.command("review")(review.review)
 app.command("agents")(agents.agents)
+app.command("context")(context.context)
+app.command("serve")(app_commands.serve)
+app.command("worker")(app_commands.worker)
+app.command("replay")(app_commands.replay)
 
 
 def main() -> None:

@@ -67,8 +67,13 @@ def job_id(request: JobRequest) -> str:
         return f"comment:{request.comment_id}"
     if request.trigger in ("rerequest", "requested_action"):
         return f"check:{request.check_run_id}:{request.delivery_id}"
-    if request.trigger in ("label", "push"):
-        return f"pr:{request.repo}:{request.pr_number}:{request.head_sha}:{request.trigger}"
+    if request.trigger == "label":
+        # Per label: a "bug" label must not swallow the "architecture" label added after it;
+        # the worker deduplicates reviews of one head SHA.
+        label = (request.label or "").casefold()
+        return f"pr:{request.repo}:{request.pr_number}:{request.head_sha}:label:{label}"
+    if request.trigger == "push":
+        return f"pr:{request.repo}:{request.pr_number}:{request.head_sha}:push"
     if request.trigger == "closed":
         return f"closed:{request.repo}:{request.pr_number}"
     return f"installation:{request.delivery_id}"

@@ -209,6 +209,19 @@ async def latest_for_pr(db: Database, repo: str, pr_number: int) -> Deliberation
     return await _one(db, _for_pr(repo, pr_number))
 
 
+async def reviewed_at(
+    db: Database, repo: str, pr_number: int, head_sha: str, triggers: Sequence[str]
+) -> DeliberationRecord | None:
+    """An automatic review of this exact head SHA that ran or is running (not one that
+    failed): label and push triggers are deduplicated by head SHA."""
+    query = _for_pr(repo, pr_number).where(
+        DeliberationRow.head_sha == head_sha,
+        DeliberationRow.trigger.in_(list(triggers)),
+        DeliberationRow.status != DeliberationStatus.FAILED.value,
+    )
+    return await _one(db, query)
+
+
 async def running_for_pr(db: Database, repo: str, pr_number: int) -> list[DeliberationRecord]:
     """Running deliberations of a PR, newest first (the caller may supersede the older)."""
     query = _for_pr(repo, pr_number).where(

@@ -1,0 +1,141 @@
+"""`council worker`: arq on Redis, running the jobs in bot/queue/jobs.py.
+
+The job timeout covers the sum of the phase budgets (the longest protocol's sequential
+calls, each with its re-asks, at the call deadline) plus GitHub work; aborts are allowed so
+`/council cancel` and a newer push can stop a running deliberation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import structlog
+from arq.connections import ArqRedis, RedisSettings
+from arq.worker import Worker, func
+from prometheus_client import start_http_server
+
+from bot.metrics import JOBS, JOBS_RUNNING
+from bot.queue.control import cancel, reply_help
+from bot.queue.deliberate import DeliberationJob
+from bot.queue.deps import WorkerDeps
+from bot.queue.jobs import JobFunction, JobRequest
+from bot.queue.outcomes import record_closed, record_installation
+from bot.settings import Settings
+
+log = structlog.get_logger(__name__)
+
+# The longest protocol (debate): design, assess, three judged discussion cycles, vote and
+# synthesis, each call with its re-asks, one after the other.
+SEQUENTIAL_CALLS = 1 + 3 + 3 * (3 + 1) + 2 + 2
+GITHUB_BUDGET_S = 300
+
+
+def job_timeout_s(settings: Settings) -> int:
+    if settings.job_timeout_s is not None:
+        return settings.job_timeout_s
+    return int(SEQUENTIAL_CALLS * settings.call_deadline_s + GITHUB_BUDGET_S)
+
+
+JobHandler = Callable[[WorkerDeps, JobRequest], Awaitable[str]]
+
+
+def _job(name: JobFunction, handler: JobHandler) -> Any:
+    async def run(ctx: dict[str, Any], payload: dict[str, Any]) -> str:
+        request = JobRequest.model_validate(payload)
+        JOBS_RUNNING.inc()
+        structlog.contextvars.bind_contextvars(
+            delivery_id=request.delivery_id, repo=request.repo, pr=request.pr_number
+        )
+        try:
+            result = await handler(ctx["deps"], request)
+        except asyncio.CancelledError:
+            JOBS.labels(name.value, "cancelled").inc()
+            raise
+        except Exception:
+            JOBS.labels(name.value, "failed").inc()
+            raise
+        finally:
+            JOBS_RUNNING.dec()
+            structlog.contextvars.clear_contextvars()
+        JOBS.labels(name.value, "done").inc()
+        return result
+
+    run.__name__ = name.value
+    return func(run, name=name.value)
+
+
+async def _deliberate(ctx: dict[str, Any], payload: dict[str, Any]) -> str:
+    request = JobRequest.model_validate(payload)
+    JOBS_RUNNING.inc()
+    structlog.contextvars.bind_contextvars(
+        delivery_id=request.delivery_id,
+        repo=request.repo,
+        pr=request.pr_number,
+        job_id=ctx["job_id"],
+    )
+    state = "done"
+    try:
+        return await DeliberationJob(ctx["deps"], request, ctx["job_id"]).run()
+    except asyncio.CancelledError:
+        state = "cancelled"
+        raise
+    except Exception:
+        state = "failed"
+        raise
+    finally:
+        JOBS.labels(JobFunction.DELIBERATE.value, state).inc()
+        JOBS_RUNNING.dec()
+        structlog.contextvars.clear_contextvars()
+
+
+def functions() -> list[Any]:
+    return [
+        func(_deliberate, name=JobFunction.DELIBERATE.value),
+        _job(JobFunction.HELP, reply_help),
+        _job(JobFunction.CANCEL, cancel),
+        _job(JobFunction.OUTCOME, record_closed),
+        _job(JobFunction.INSTALLATION, record_installation),
+    ]
+
+
+def build_worker(
+    settings: Settings,
+    *,
+    redis: ArqRedis | None = None,
+    burst: bool = False,
+    poll_delay: float = 0.5,
+    handle_signals: bool = True,
+) -> Worker:
+    async def startup(ctx: dict[str, Any]) -> None:
+        ctx["deps"] = await WorkerDeps.start(settings, ctx["redis"])
+        log.info("worker_started", queue=settings.queue_name, job_timeout_s=job_timeout_s(settings))
+
+    async def shutdown(ctx: dict[str, Any]) -> None:
+        deps: WorkerDeps | None = ctx.get("deps")
+        if deps is not None:
+            await deps.close()
+
+    return Worker(
+        functions(),
+        queue_name=settings.queue_name,
+        redis_settings=RedisSettings.from_dsn(settings.redis_url),
+        redis_pool=redis,
+        burst=burst,
+        on_startup=startup,
+        on_shutdown=shutdown,
+        max_jobs=settings.max_jobs,
+        job_timeout=job_timeout_s(settings),
+        keep_result=settings.job_result_ttl_s,
+        allow_abort_jobs=True,
+        poll_delay=poll_delay,
+        handle_signals=handle_signals and not burst,
+        max_tries=3,
+    )
+
+
+def run_worker(settings: Settings) -> None:
+    if settings.worker_metrics_port:
+        start_http_server(settings.worker_metrics_port)
+    build_worker(settings).run()
