@@ -11,9 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes.council_answers import CouncilScript
 from tests.fakes.github_server import app_keypair, run_fake_github
 from tests.fakes.model_server import FakeModelServer
-from tests.service_support import SECRET, app_settings, fixture, running_app
+from tests.service_support import (
+    PR,
+    REPO,
+    SECRET,
+    app_settings,
+    fixture,
+    running_app,
+    seed_github,
+)
 
 COUNCIL = str(Path(sys.executable).with_name("council"))
 
@@ -72,3 +81,44 @@ async def test_replay_signs_and_posts_a_payload(tmp_path: Path, models: FakeMode
             bad = await replay(payload, url, "not-the-secret")
     assert good[0] == 0 and good[1].startswith("200"), good[1]
     assert bad[0] == 1 and bad[1].startswith("401"), bad[1]
+
+
+def test_review_a_pull_request_prints_and_posts_nothing(
+    tmp_path: Path, models: FakeModelServer
+) -> None:
+    models.default(CouncilScript().reply)
+    with run_fake_github() as gh:
+        seed_github(gh, app_keypair()[1])
+        gh.add_token("ghp_testtoken0123456789abcdef0123456789ab", login="reviewer")
+        env = clean_env(
+            GITHUB_TOKEN="ghp_testtoken0123456789abcdef0123456789ab",
+            GITHUB_API_URL=gh.url,
+            ANTHROPIC_API_KEY="test-key",
+            ANTHROPIC_BASE_URL=models.anthropic_url,
+            OPENAI_API_KEY="test-key",
+            OPENAI_BASE_URL=models.openai_url,
+            COUNCIL_MAX_RETRIES="0",
+            DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'c.db'}",
+        )
+        done = subprocess.run(
+            [COUNCIL, "review", "--pr", f"{REPO}#{PR}", "--json", "--protocol", "quick"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+        bad = subprocess.run(
+            [COUNCIL, "review", "--pr", "not-a-pr"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
+        posted = [c for c in gh.calls if c.method != "GET"]
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["resolution"] == "APPROVED" and len(result["seats"]) == 3
+    assert any('password == "admin"' in c.request.system_text for c in models.calls)
+    assert posted == []  # nothing is posted: no comment, no check run, no reaction
+    assert "ghp_testtoken" not in done.stdout + done.stderr
+    assert bad.returncode == 2 and "OWNER/REPO#NUMBER" in bad.stderr

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from bot.settings import Settings
@@ -76,13 +78,17 @@ def worker_env(settings: Settings) -> dict[str, str]:
     return env
 
 
-def start_worker(settings: Settings, log: Path) -> subprocess.Popen[bytes]:
+def start_worker(settings: Settings, log: Path, metrics_port: int = 0) -> subprocess.Popen[bytes]:
+    env = worker_env(settings) | {"COUNCIL_WORKER_METRICS_PORT": str(metrics_port)}
     return subprocess.Popen(
-        [COUNCIL, "worker"],
-        env=worker_env(settings),
-        stdout=log.open("ab"),
-        stderr=subprocess.STDOUT,
+        [COUNCIL, "worker"], env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT
     )
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 @pytest.mark.slow
@@ -113,13 +119,17 @@ async def test_sigkill_mid_deliberation_then_resume(
         )
         assert github.check_runs(REPO) and github.check_runs(REPO)[0].status != "completed"
 
-        second = start_worker(settings, log)
+        port = free_port()
+        second = start_worker(settings, log, metrics_port=port)
         try:
             await eventually(
                 lambda: [r for r in github.check_runs(REPO) if r.status == "completed"],
                 timeout=90,
                 what="the resumed deliberation's check run",
             )
+            # The worker serves its own /metrics (the web process cannot see its counters).
+            async with httpx.AsyncClient() as http:
+                metrics = (await http.get(f"http://127.0.0.1:{port}/metrics")).text
         finally:
             second.terminate()
             second.wait(timeout=20)
@@ -133,3 +143,4 @@ async def test_sigkill_mid_deliberation_then_resume(
     assert repeated == set(), f"finished calls made again: {repeated}"
     assert sum(finished_before.values()) >= 3  # every seat's assessment survived the kill
     assert answered["chair/submit_synthesis"] == 1
+    assert 'council_jobs_total{function="deliberate",state="done"} 1.0' in metrics

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from bot.store.db import Database
-from bot.store.records import add_cost, get_outcome, latest_for_pr
+from bot.store.records import add_cost, get_installation, get_outcome, latest_for_pr
 from tests.fakes.council_answers import CouncilScript
 from tests.fakes.github_server import FakeGitHub, app_keypair, run_fake_github
 from tests.fakes.model_server import FakeModelServer
@@ -27,6 +27,7 @@ from tests.service_support import (
     check_run_event,
     comment_event,
     eventually,
+    fixture,
     pull_request_event,
     running_app,
     seed_github,
@@ -76,6 +77,14 @@ async def test_council_command_posts_one_comment_and_one_check_run(
     assert run.details_url and str(comments[0].id) in run.details_url
     assert [r.content for r in gh.reactions(comment_id)] == ["eyes"]
     assert {a["identifier"] for a in run.actions} == {"reconvene", "debate"}
+    # The summary followed the phases while the council worked.
+    progress = [
+        c.json
+        for c in gh.calls_to("PATCH", r"/repos/.+/check-runs/\d+")
+        if c.json and "Phases so far" in str(c.json.get("output", {}).get("summary"))
+    ]
+    assert progress and all(p.get("status", "in_progress") == "in_progress" for p in progress)
+    assert all(c.api_version == "2022-11-28" for c in gh.calls)
     names = [c.request.output_name for c in models.calls]
     assert names.count("submit_assessment") == 3  # quick: three seats
     assert any('password == "admin"' in c.request.system_text for c in models.calls)
@@ -389,3 +398,15 @@ async def test_daily_cost_cap_stops_cleanly(
     assert models.calls == []  # stopped before the first model call
     (comment,) = [c for c in gh.comments(REPO, PR) if c.user == gh.app_login]
     assert "cost" in comment.body.lower()
+
+
+async def test_installation_events_are_recorded(app: App) -> None:
+    response = await app.deliver("installation", fixture("installation/created.payload.json"))
+    assert response.status_code == 202
+    await _settle(app)
+    db = Database(app.settings.database_url)
+    await db.connect()
+    installation = await get_installation(db, 957387)
+    await db.dispose()
+    assert installation is not None and installation.account == "Codertocat"
+    assert installation.repositories == ["Codertocat/Hello-World"]

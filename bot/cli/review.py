@@ -13,6 +13,7 @@ from rich.console import Console
 
 from bot.cli.gitdiff import DiffError, LocalChange, read_branch, read_diff_file
 from bot.cli.progress import ProgressView
+from bot.cli.pullrequest import plan_pull_request
 from bot.cli.runner import (
     EXIT_NO_QUORUM,
     EXIT_USAGE,
@@ -25,6 +26,7 @@ from bot.cli.runner import (
 )
 from bot.council.advisory import Resolution
 from bot.council.convene import ConveneError
+from bot.github.errors import GitHubError
 from bot.logs import configure_logging
 from bot.providers import ConfigurationError
 from bot.settings import Settings
@@ -60,20 +62,35 @@ def review(
         bool, typer.Option("--dry-run", help="Show seats, context and cost; call no model.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    pr: Annotated[
+        str | None,
+        typer.Option(
+            "--pr",
+            help="Review a pull request, OWNER/REPO#N (needs GITHUB_TOKEN); nothing is posted.",
+        ),
+    ] = None,
 ) -> None:
     """Convene the council on a change and print its advisory."""
     err = Console(stderr=True)
     settings = _settings(err)
     configure_logging(settings.log_level, json_lines=settings.log_json)
-    if base and diff:
-        _fail(err, "use either --base or --diff, not both")
-    change = _read_change(base, diff, err)
+    if sum(x is not None for x in (base, diff, pr)) > 1:
+        _fail(err, "use one of --base, --diff and --pr")
     refs = [m.strip() for m in (models or "").split(",") if m.strip()]
     try:
-        plan = asyncio.run(
-            plan_review(settings, change, protocol=protocol, question=question, models=refs)
-        )
-    except (ConfigurationError, ConveneError, ValueError) as error:
+        if pr is not None:
+            plan, head = asyncio.run(
+                plan_pull_request(settings, pr, protocol=protocol, question=question, models=refs)
+            )
+            change = LocalChange(
+                diff="", title=plan.title, description="", head_sha=head, source=pr
+            )
+        else:
+            change = _read_change(base, diff, err)
+            plan = asyncio.run(
+                plan_review(settings, change, protocol=protocol, question=question, models=refs)
+            )
+    except (ConfigurationError, ConveneError, ValueError, GitHubError) as error:
         _fail(err, str(error))
     if not plan.models:
         err.print(NO_PROVIDER)

@@ -5,8 +5,7 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from bot.context import BuiltContext
 from bot.council.advisory import Advisory
 from bot.council.engine import PROTOCOLS, BoardConfig, DeliberationRequest, Engine, ProgressEvent
 from bot.council.personas import Catalog, load_catalog
-from bot.council.prompts import ContextSection, render_context
+from bot.council.prompts import render_context
 from bot.council.scoring import (
     PersonaRecord,
     ReviewSignals,
@@ -29,6 +28,7 @@ from bot.council.scoring import (
     select_board,
 )
 from bot.providers import CapabilityTable, ProviderRegistry, cost_usd
+from bot.queue.compose import DEFAULT_TOPIC, context_budget, council_inputs
 from bot.render import conclusion_for, render_comment
 from bot.settings import Settings
 from bot.store.db import Database
@@ -43,59 +43,7 @@ from bot.tokens import default_estimator
 
 EXIT_USAGE = 2
 EXIT_NO_QUORUM = 3
-DEFAULT_TOPIC = (
-    "Review this pull request: is it correct, safe and well designed, and should it merge?"
-)
-# Tokens a seat writes per call, for the estimate (assessments are the longest answers).
 OUTPUT_ESTIMATE = 1200
-_WORD = re.compile(r"[a-z][a-z0-9+#.-]{2,}")
-# Words every review question has: they say nothing about which specialists to seat.
-_STOP = frozenset(
-    {
-        "the",
-        "and",
-        "for",
-        "this",
-        "that",
-        "with",
-        "should",
-        "would",
-        "could",
-        "review",
-        "reviewer",
-        "pull",
-        "request",
-        "change",
-        "changes",
-        "merge",
-        "merged",
-        "code",
-        "correct",
-        "safe",
-        "well",
-        "designed",
-        "does",
-        "what",
-        "which",
-        "how",
-        "why",
-        "its",
-        "are",
-        "was",
-        "is",
-        "into",
-        "from",
-        "about",
-        "our",
-        "your",
-        "their",
-        "there",
-        "here",
-        "will",
-        "can",
-        "not",
-    }
-)
 
 
 @dataclass
@@ -128,6 +76,9 @@ class ReviewPlan:
     catalog: Catalog
 
 
+Source = Callable[[int], Awaitable[tuple[BuiltContext, str, list[str]]]]
+
+
 async def plan_review(
     settings: Settings,
     change: LocalChange,
@@ -136,6 +87,23 @@ async def plan_review(
     question: str | None,
     models: list[str],
 ) -> ReviewPlan:
+    """Plan a review of a local change (a branch, a diff file, stdin)."""
+
+    async def local(budget: int) -> tuple[BuiltContext, str, list[str]]:
+        return await build_local_context(change, budget), change.title, []
+
+    return await plan_from(settings, local, protocol=protocol, question=question, models=models)
+
+
+async def plan_from(
+    settings: Settings,
+    source: Source,
+    *,
+    protocol: str,
+    question: str | None,
+    models: list[str],
+) -> ReviewPlan:
+    """Plan a review of whatever `source` builds into a context for a token budget."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
     registry = ProviderRegistry(settings)
@@ -143,20 +111,20 @@ async def plan_review(
     for ref in refs:
         registry.resolve(ref)  # a malformed reference is a usage error, before any work
     budget = context_budget(settings, refs)
-    built = await build_local_context(change, budget)
+    built, title, source_notes = await source(budget)
     topic = question or DEFAULT_TOPIC
     sections, signals, omitted = council_inputs(built, topic)
     board = BoardConfig()
     catalog = load_catalog()
     seats, notes = preview_seats(catalog, signals, protocol, refs, board)
-    context_text = render_context(built.title or change.title, sections, omitted)
+    context_text = render_context(built.title or title, sections, omitted)
     context_tokens = default_estimator().estimate(context_text)
     calls = planned_calls(protocol, seats, refs, board.discussion_rounds)
     return ReviewPlan(
         protocol=protocol,
         topic=topic,
         models=refs,
-        title=change.title,
+        title=title,
         context_text=context_text,
         context_tokens=context_tokens,
         budget=budget,
@@ -164,53 +132,12 @@ async def plan_review(
         omitted=omitted,
         signals=signals,
         seats=seats,
-        notes=notes,
+        notes=[*source_notes, *notes],
         calls=calls,
         estimate_cost_usd=estimate_cost(settings, calls, context_tokens),
         board=board,
         catalog=catalog,
     )
-
-
-def council_inputs(
-    built: BuiltContext, topic: str
-) -> tuple[list[ContextSection], ReviewSignals, list[str]]:
-    """The built context as the council takes it: prompt sections, scoring signals, and the
-    left-out lines. The CLI and the App's worker both convert here."""
-    sections = [
-        ContextSection(kind=s.kind, path=s.path, why=s.why, text=s.text) for s in built.sections
-    ]
-    if not sections:
-        sections = [ContextSection(kind="diff", text="(the diff is empty)")]
-    found = built.signals
-    # Risky patterns name what to look for ("shell-injection"); scoring reads them as terms.
-    flagged = {r.kind for r in found.risky_patterns}
-    if found.trojan_source:
-        flagged.add("trojan-source")
-    signals = ReviewSignals(
-        topic=topic,
-        languages=tuple(found.languages),
-        frameworks=tuple(found.frameworks),
-        areas=tuple(found.areas),
-        artifact_types=tuple(found.artifact_types),
-        keywords=tuple(sorted((set(_WORD.findall(topic.lower())) - _STOP) | flagged)),
-        dominant_area=found.dominant_area,
-    )
-    omitted = [f"{o.path}: {o.reason}" for o in built.omitted]
-    return sections, signals, omitted
-
-
-def context_budget(settings: Settings, models: list[str]) -> int:
-    """The configured budget, capped to half the smallest window among the seated models:
-    the other half is for rules, transcript and the answer. The context builder keeps the
-    estimator's margin inside this budget."""
-    table = CapabilityTable(settings.model_capabilities)
-    registry = ProviderRegistry(settings, table=table)
-    windows = [
-        table.lookup(ref.family, ref.model).context_window for ref in map(registry.resolve, models)
-    ]
-    cap = int(min(windows) * 0.5) if windows else settings.context_tokens
-    return min(settings.context_tokens, cap)
 
 
 def preview_seats(

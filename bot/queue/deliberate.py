@@ -15,7 +15,6 @@ from typing import Any
 
 import structlog
 
-from bot.cli.runner import DEFAULT_TOPIC, context_budget, council_inputs
 from bot.config import ConfigResult, EffectiveConfig, load_repo_config
 from bot.context.models import BuiltContext
 from bot.council.advisory import Advisory, Resolution
@@ -35,7 +34,7 @@ from bot.github.fetch import (
 from bot.github.permissions import can_trigger
 from bot.github.publish import CheckRunPublisher, react, reply, upsert_sticky_comment
 from bot.metrics import DELIBERATION_SECONDS, MODEL_COST, MODEL_TOKENS
-from bot.queue.compose import pull_context
+from bot.queue.compose import DEFAULT_TOPIC, context_budget, council_inputs, pull_context
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobs import JobRequest
 from bot.render import conclusion_for, render_check_run, render_comment
