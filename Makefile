@@ -42,8 +42,10 @@ redis:
 	  done; \
 	fi
 
-bench: $(STAMP)
+bench: $(STAMP) redis
 	$(BIN)/python bench/deliberation.py
+	$(BIN)/python bench/context.py
+	$(BIN)/python bench/webhook.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
