@@ -25,9 +25,8 @@ from bot.settings import Settings
 from bot.web.app import create_app
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.model_server import FakeModelServer
+from tests.webhook_support import FIXTURES
 
-# shared/ lies beside the repository, in a checkout and in CI alike.
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "github-webhooks"
 SECRET = "service-test-secret"
 APP_ID = 4242
 REPO = "Codertocat/Hello-World"
