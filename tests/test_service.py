@@ -410,3 +410,29 @@ async def test_installation_events_are_recorded(app: App) -> None:
     await db.dispose()
     assert installation is not None and installation.account == "Codertocat"
     assert installation.repositories == ["Codertocat/Hello-World"]
+
+
+async def test_a_failed_job_still_completes_its_check_run(
+    tmp_path: Path, models: FakeModelServer, gh: FakeGitHub
+) -> None:
+    gh.fail("GET", rf"/repos/{REPO}/git/trees/.+", status=404, times=None)
+    models.default(CouncilScript().reply)
+    async with running_app(app_settings(tmp_path, models, gh, KEYS[0])) as app:
+        comment_id = gh.add_comment(REPO, PR, "/council quick", user=AUTHOR)
+        await app.deliver("issue_comment", comment_event("/council quick", comment_id=comment_id))
+        await eventually(lambda: completed(gh), what="the check run")
+    (run,) = gh.check_runs(REPO)
+    assert run.conclusion == "neutral" and "GitHubNotFound" in (run.summary or "")
+
+
+async def test_an_expired_job_still_completes_its_check_run(
+    tmp_path: Path, models: FakeModelServer, gh: FakeGitHub
+) -> None:
+    models.default(CouncilScript(latency_s=5.0).reply)
+    settings = app_settings(tmp_path, models, gh, KEYS[0], job_timeout_s=2)
+    async with running_app(settings) as app:
+        comment_id = gh.add_comment(REPO, PR, "/council quick", user=AUTHOR)
+        await app.deliver("issue_comment", comment_event("/council quick", comment_id=comment_id))
+        await eventually(lambda: completed(gh), timeout=20, what="the check run")
+    (run,) = gh.check_runs(REPO)
+    assert run.conclusion == "neutral" and "job timeout" in (run.summary or "")
