@@ -180,3 +180,25 @@ def test_agents_lists_the_catalog_and_seats_a_board_for_a_diff(
         timeout=60,
     )
     assert "semantic +4" in explained.stdout and "Board: appsec-reviewer" in explained.stdout
+
+
+def test_review_honours_the_repos_paths_ignore(models: FakeModelServer, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".github").mkdir(parents=True)
+    (repo / "vendor").mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git[:3], "init", "-q", "-b", "main"], check=True)
+    (repo / "app.py").write_text("def f():\n    return 1\n")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    (repo / ".github" / "council.yml").write_text('paths:\n  ignore: ["vendor/**"]\n')
+    (repo / "vendor" / "lib.py").write_text("def vendored():\n    return 2\n")
+    (repo / "app.py").write_text("def f():\n    return 2\n")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "change"], check=True)
+    done = run_review(models, repo, "--base", "HEAD~1", "--dry-run", "--json")
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    assert "app.py" in plan["context"]["included"]
+    assert "vendor/lib.py" not in plan["context"]["included"]
+    assert any(line.startswith("vendor/lib.py") for line in plan["context"]["omitted"])

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from bot.cli.gitdiff import LocalChange
 from bot.cli.localrepo import build_local_context
+from bot.config import CONFIG_PATH, load_repo_config
 from bot.context import BuiltContext
 from bot.council.advisory import Advisory
 from bot.council.engine import PROTOCOLS, BoardConfig, DeliberationRequest, Engine, ProgressEvent
@@ -89,10 +90,21 @@ async def plan_review(
 ) -> ReviewPlan:
     """Plan a review of a local change (a branch, a diff file, stdin)."""
 
+    ignore = _local_ignore_globs(settings) if change.head_sha else []
+
     async def local(budget: int) -> tuple[BuiltContext, str, list[str]]:
-        return await build_local_context(change, budget), change.title, []
+        built = await build_local_context(change, budget, ignore_globs=ignore)
+        return built, change.title, []
 
     return await plan_from(settings, local, protocol=protocol, question=question, models=models)
+
+
+def _local_ignore_globs(settings: Settings) -> list[str]:
+    """`paths.ignore` of the repository's own `.github/council.yml`, as the App reads it."""
+    config = Path(CONFIG_PATH)
+    if not config.is_file():
+        return []
+    return list(load_repo_config(config.read_text(errors="replace"), settings).config.ignore_paths)
 
 
 async def plan_from(
