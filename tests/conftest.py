@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.fakes.github_server import FakeGitHub, run_fake_github
 from tests.fakes.model_server import FakeModelServer, run_fake_model_server
 
 
@@ -21,3 +22,10 @@ def models(fake_models: FakeModelServer) -> FakeModelServer:
     """The session's fake model server with no rules, no calls and an empty cache."""
     fake_models.reset()
     return fake_models
+
+
+@pytest.fixture(scope="session")
+def fake_github() -> Iterator[FakeGitHub]:
+    """The running fake GitHub API server, shared by the session; tests reset and seed it."""
+    with run_fake_github() as server:
+        yield server

@@ -13,7 +13,6 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -21,7 +20,7 @@ import pytest
 
 from bot.settings import Settings
 from tests.fakes.council_answers import CouncilScript
-from tests.fakes.github_server import FakeGitHub, app_keypair, run_fake_github
+from tests.fakes.github_server import FakeGitHub, app_keypair
 from tests.fakes.model_server import FakeModelServer
 from tests.service_support import (
     AUTHOR,
@@ -39,10 +38,9 @@ KEYS = app_keypair()
 LATENCY_S = 0.5
 
 
-@pytest.fixture(scope="module")
-def github() -> Iterator[FakeGitHub]:
-    with run_fake_github() as gh:
-        yield gh
+@pytest.fixture
+def github(fake_github: FakeGitHub) -> FakeGitHub:
+    return fake_github
 
 
 def worker_env(settings: Settings) -> dict[str, str]:

@@ -11,7 +11,7 @@ import asyncio
 import itertools
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
@@ -35,7 +35,6 @@ from tests.fakes.github_server import (
     FakeGitHub,
     app_keypair,
     install_app,
-    run_fake_github,
 )
 
 HEAD = "1234abcd" * 5
@@ -44,14 +43,9 @@ COMMENTS = rf"/repos/{REPO}/issues/1/comments"
 TOKENS = rf"/app/installations/{INSTALLATION_ID}/access_tokens"
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeGitHub]:
-    with run_fake_github() as fake:
-        yield fake
-
-
 @pytest.fixture
-def fake(server: FakeGitHub) -> FakeGitHub:
+def fake(fake_github: FakeGitHub) -> FakeGitHub:
+    server = fake_github
     server.reset()
     install_app(server)
     server.add_repo(REPO, installation_id=INSTALLATION_ID, files={"a.py": "x = 1\n"})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 from redis.asyncio import Redis
@@ -34,7 +34,6 @@ from tests.fakes.github_server import (
     FakeGitHub,
     app_keypair,
     install_app,
-    run_fake_github,
 )
 
 HEAD = "feed" * 10
@@ -92,14 +91,9 @@ Binary files a/logo.png and b/logo.png differ
 """
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeGitHub]:
-    with run_fake_github() as fake:
-        yield fake
-
-
 @pytest.fixture
-def fake(server: FakeGitHub) -> FakeGitHub:
+def fake(fake_github: FakeGitHub) -> FakeGitHub:
+    server = fake_github
     server.reset()
     install_app(server)
     server.add_repo(REPO, installation_id=INSTALLATION_ID, default_branch=BRANCH, files=BASE_FILES)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 from redis.asyncio import Redis
@@ -27,7 +27,6 @@ from tests.fakes.github_server import (
     FakeGitHub,
     app_keypair,
     install_app,
-    run_fake_github,
 )
 
 HEAD = "abcd" * 10
@@ -35,14 +34,9 @@ DIFF = "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+
 RUNS = rf"/repos/{REPO}/check-runs(/\d+)?"
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeGitHub]:
-    with run_fake_github() as fake:
-        yield fake
-
-
 @pytest.fixture
-def fake(server: FakeGitHub) -> FakeGitHub:
+def fake(fake_github: FakeGitHub) -> FakeGitHub:
+    server = fake_github
     server.reset()
     install_app(server)
     server.add_repo(REPO, installation_id=INSTALLATION_ID, files={"a.py": "x = 1\n"})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,7 @@ import pytest
 from bot.store.db import Database
 from bot.store.records import add_cost, get_installation, get_outcome, latest_for_pr
 from tests.fakes.council_answers import CouncilScript
-from tests.fakes.github_server import FakeGitHub, app_keypair, run_fake_github
+from tests.fakes.github_server import FakeGitHub, app_keypair
 from tests.fakes.model_server import FakeModelServer
 from tests.service_support import (
     AUTHOR,
@@ -35,12 +35,6 @@ from tests.service_support import (
 )
 
 KEYS = app_keypair()
-
-
-@pytest.fixture(scope="session")
-def fake_github() -> Iterator[FakeGitHub]:
-    with run_fake_github() as gh:
-        yield gh
 
 
 @pytest.fixture

@@ -189,23 +189,26 @@ class DeliberationJob:
         publisher = CheckRunPublisher(
             client, update_interval_s=self.settings.check_update_interval_s
         )
-        check_run_id = await self._check_run(publisher, record, loaded)
+        check_run_id: int | None = None
         started = time.monotonic()
         try:
+            check_run_id = await self._check_run(publisher, record, loaded)
             advisory, task_type = await self._convene(
                 client, pull, loaded.config, catalog, record, protocol, publisher, check_run_id
             )
+            DELIBERATION_SECONDS.labels(protocol).observe(time.monotonic() - started)
+            await self._publish(
+                client, pull, loaded, record, advisory, publisher, check_run_id, task_type
+            )
         except asyncio.CancelledError:
+            # Cancel, a newer push, or the job timeout: the check run must say which.
             await self._stopped(publisher, record, check_run_id)
             raise
         except Exception as error:  # the check run must never stay in_progress
             self.log.exception("deliberation_failed")
-            await self._failed(publisher, record, check_run_id, f"{type(error).__name__}: {error}")
+            reason = f"{type(error).__name__}: {error}"
+            await self._failed(publisher, record, check_run_id, reason)
             return "failed"
-        DELIBERATION_SECONDS.labels(protocol).observe(time.monotonic() - started)
-        await self._publish(
-            client, pull, loaded, record, advisory, publisher, check_run_id, task_type
-        )
         return advisory.resolution.value
 
     async def _supersede(self, record: DeliberationRecord) -> None:
@@ -384,7 +387,7 @@ class DeliberationJob:
         )
 
     async def _stopped(
-        self, publisher: CheckRunPublisher, record: DeliberationRecord, check_run_id: int
+        self, publisher: CheckRunPublisher, record: DeliberationRecord, check_run_id: int | None
     ) -> None:
         """Aborted (cancel, supersede) or expired (the job timeout)."""
         reason = await self.deps.state.stop_reason(self.job_id)
@@ -394,7 +397,8 @@ class DeliberationJob:
                 if reason.startswith("Superseded")
                 else DeliberationStatus.CANCELLED
             )
-            await publisher.cancel(check_run_id, reason)
+            if check_run_id is not None:
+                await publisher.cancel(check_run_id, reason)
             await set_status(
                 self.deps.db, record.id, status, resolution="CANCELLED", conclusion="cancelled"
             )
@@ -408,7 +412,7 @@ class DeliberationJob:
         self,
         publisher: CheckRunPublisher,
         record: DeliberationRecord,
-        check_run_id: int,
+        check_run_id: int | None,
         reason: str,
     ) -> None:
         advisory = Advisory(
@@ -418,8 +422,9 @@ class DeliberationJob:
             resolution=Resolution.FAILED,
             reason=reason,
         )
-        output = render_check_run(advisory)
-        await publisher.complete(check_run_id, output, "neutral", actions=())
+        if check_run_id is not None:
+            output = render_check_run(advisory)
+            await publisher.complete(check_run_id, output, "neutral", actions=())
         await set_status(
             self.deps.db,
             record.id,

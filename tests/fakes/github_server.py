@@ -28,7 +28,6 @@ Faults are rules over the request (method, path regex, or a predicate), used up 
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import contextlib
 import copy
@@ -36,11 +35,8 @@ import hashlib
 import json
 import random
 import re
-import socket
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -49,12 +45,13 @@ from typing import Any, Literal, TypeAlias
 from urllib.parse import parse_qsl, quote, urlencode
 
 import jwt
-import uvicorn
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from unidiff import PatchSet
+
+from tests.fakes.serving import ServerThread
 
 Json: TypeAlias = dict[str, Any]
 Permission: TypeAlias = Literal["admin", "write", "read", "none"]
@@ -1863,72 +1860,11 @@ def _routes(fake: FakeGitHub) -> list[_Route]:
 # --------------------------------------------------------------------------------------------
 
 
-class _ServerThread:
-    """uvicorn on 127.0.0.1 (port 0) with its own event loop in a daemon thread."""
-
-    def __init__(self, fake: FakeGitHub) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        # Accepted connections inherit this: without it, a response written in two parts
-        # waits out the client's delayed ACK (about 40 ms a request on loopback).
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.port = int(self.sock.getsockname()[1])
-        config = uvicorn.Config(
-            fake.app,
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            timeout_graceful_shutdown=2,
-            timeout_keep_alive=30,
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self._run, name="fake-github", daemon=True)
-        self.error: BaseException | None = None
-
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        try:
-            loop.run_until_complete(self.server.serve(sockets=[self.sock]))
-        except BaseException as exc:  # surfaced by start()
-            self.error = exc
-        finally:
-            loop.close()
-
-    def start(self, timeout: float = 10.0) -> None:
-        self.thread.start()
-        deadline = time.monotonic() + timeout
-        url = f"http://127.0.0.1:{self.port}/"
-        while time.monotonic() < deadline:
-            if self.error is not None or not self.thread.is_alive():
-                raise RuntimeError("the fake GitHub server did not start") from self.error
-            if self.server.started and _answers(url):
-                return
-            time.sleep(0.02)
-        raise RuntimeError("the fake GitHub server did not answer in time")
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-        self.sock.close()
-
-
-def _answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=1):
-            return True
-    except urllib.error.HTTPError:
-        return True  # it answered (404 for "/")
-    except OSError:
-        return False
-
-
 @contextlib.contextmanager
 def run_fake_github() -> Iterator[FakeGitHub]:
     """A running fake on a free port; `.url` is githubkit's `base_url`."""
     fake = FakeGitHub()
-    runner = _ServerThread(fake)
+    runner = ServerThread(fake.app, name="fake GitHub server")
     runner.start()
     fake.url = f"http://127.0.0.1:{runner.port}"
     fake.calls.clear()  # the start-up probe

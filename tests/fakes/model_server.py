@@ -26,19 +26,18 @@ import hashlib
 import json
 import math
 import re
-import socket
 import threading
 import time
-import urllib.request
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
 import jiter
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from tests.fakes.serving import ServerThread
 
 Api: TypeAlias = Literal["anthropic", "openai"]
 ErrorKind: TypeAlias = Literal[
@@ -1482,73 +1481,17 @@ def _id_header(api: Api) -> dict[str, str]:
 # --------------------------------------------------------------------------------------------
 
 
-class _ServerThread:
-    """uvicorn on 127.0.0.1 (port 0) with its own event loop in a daemon thread."""
-
-    def __init__(self, fake: FakeModelServer) -> None:
-        self.fake = fake
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        # Without it, every response waits ~40 ms for delayed ACKs (Nagle), which would
-        # inflate latencies the deliberation benchmark measures.
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.port = int(self.sock.getsockname()[1])
-        config = uvicorn.Config(
-            fake.app,
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            timeout_graceful_shutdown=2,
-            timeout_keep_alive=30,
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self._run, name="fake-model-server", daemon=True)
-        self.error: BaseException | None = None
-
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        self.fake._attach(loop)
-        try:
-            loop.run_until_complete(self.server.serve(sockets=[self.sock]))
-        except BaseException as exc:  # surfaced by start()
-            self.error = exc
-        finally:
-            loop.close()
-
-    def start(self, timeout: float = 10.0) -> None:
-        self.thread.start()
-        deadline = time.monotonic() + timeout
-        url = f"http://127.0.0.1:{self.port}/health"
-        while time.monotonic() < deadline:
-            if self.error is not None or not self.thread.is_alive():
-                raise RuntimeError("the fake model server did not start") from self.error
-            if self.server.started and _answers(url):
-                return
-            time.sleep(0.02)
-        raise RuntimeError("the fake model server did not answer in time")
-
-    def stop(self) -> None:
-        self.fake._release_hangs()
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-        self.sock.close()
-
-
-def _answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=1) as response:
-            return bool(response.status == 200)
-    except OSError:
-        return False
-
-
 @contextlib.contextmanager
 def run_fake_model_server() -> Iterator[FakeModelServer]:
     """A running fake on a free port; stops cleanly (hanging requests are released)."""
     fake = FakeModelServer()
-    runner = _ServerThread(fake)
+    runner = ServerThread(
+        fake.app,
+        name="fake model server",
+        probe_path="/health",
+        on_loop=fake._attach,
+        on_stop=fake._release_hangs,
+    )
     runner.start()
     fake.url = f"http://127.0.0.1:{runner.port}"
     try:
