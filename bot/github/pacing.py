@@ -1,8 +1,8 @@
 """Pacing of content-creating calls, and the githubkit throttler that applies it.
 
 GitHub's secondary-rate-limit guidance: make mutating requests (POST, PATCH, PUT, DELETE)
-serially and at least a second apart. githubkit's throttler only bounds concurrency (its
-own TODO: "Implement the pause between mutative requests"), so ours adds the pause.
+serially and at least a second apart. githubkit's throttler only bounds concurrency (the
+pause between mutating requests is not implemented there), so ours adds the pause.
 
 The pause is per installation and holds across every worker process: the next free slot
 lives in Redis and one Lua script reserves it atomically, on Redis's own clock. A slot is
@@ -145,7 +145,8 @@ class PacingThrottler(BaseThrottler):
 
     @contextmanager
     def acquire(self, request: httpx.Request) -> Generator[None, Any, Any]:
-        raise NotImplementedError("bot.github is async only")
+        # githubkit's sync clients would come here; every client we build is async.
+        raise RuntimeError("bot.github builds async clients only; use the async_* methods")
         yield  # pragma: no cover
 
     @asynccontextmanager
