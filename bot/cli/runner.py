@@ -22,14 +22,12 @@ from bot.council.engine import PROTOCOLS, BoardConfig, DeliberationRequest, Engi
 from bot.council.personas import Catalog, load_catalog
 from bot.council.prompts import render_context
 from bot.council.scoring import (
-    PersonaRecord,
     ReviewSignals,
-    review_task_type,
     score_catalog,
     select_board,
 )
 from bot.providers import CapabilityTable, ProviderRegistry, cost_usd
-from bot.queue.compose import DEFAULT_TOPIC, context_budget, council_inputs
+from bot.queue.compose import DEFAULT_TOPIC, context_budget, council_inputs, track_records
 from bot.render import conclusion_for, render_comment
 from bot.settings import Settings
 from bot.store.db import Database
@@ -37,7 +35,6 @@ from bot.store.ledger import SqlLedger
 from bot.store.records import (
     DeliberationStatus,
     create_deliberation,
-    persona_track_records,
     set_status,
 )
 from bot.tokens import default_estimator
@@ -258,7 +255,7 @@ async def run_review(
             protocol=plan.protocol,
             topic=plan.topic,
         )
-        records = await _track_records(db, plan.signals)
+        records = await track_records(db, plan.signals)
         engine = Engine(
             registry, plan.catalog, SqlLedger(db), track_records=records, on_progress=on_progress
         )
@@ -291,21 +288,6 @@ async def run_review(
     finally:
         await registry.aclose()
         await db.dispose()
-
-
-async def _track_records(db: Database, signals: ReviewSignals) -> list[PersonaRecord]:
-    task_type = review_task_type(signals)
-    found = await persona_track_records(db, [task_type])
-    return [
-        PersonaRecord(
-            persona_id=r.persona_id,
-            task_type=r.task_type,
-            outcomes=r.outcomes,
-            success_rate=r.success_rate,
-            top_for_task_type=r.top_for_task_type,
-        )
-        for r in found
-    ]
 
 
 def advisory_json(advisory: Advisory, markdown: str) -> dict[str, Any]:

@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING
 from bot.context.build import build_context
 from bot.context.models import BuiltContext, PullRequestMeta
 from bot.council.prompts import ContextSection
-from bot.council.scoring import ReviewSignals
+from bot.council.scoring import PersonaRecord, ReviewSignals, review_task_type
 from bot.providers import CapabilityTable, ProviderRegistry
 from bot.settings import Settings
+from bot.store.db import Database
+from bot.store.records import persona_track_records
 
 if TYPE_CHECKING:  # githubkit is heavy; the local `council review` never needs it
     from bot.github.client import RepoClient
@@ -157,3 +159,18 @@ def context_budget(settings: Settings, models: list[str]) -> int:
     ]
     cap = int(min(windows) * 0.5) if windows else settings.context_tokens
     return min(settings.context_tokens, cap)
+
+
+async def track_records(db: Database, signals: ReviewSignals) -> list[PersonaRecord]:
+    """The personas' recorded outcomes on this change's task type (board scoring's memory)."""
+    found = await persona_track_records(db, [review_task_type(signals)])
+    return [
+        PersonaRecord(
+            persona_id=r.persona_id,
+            task_type=r.task_type,
+            outcomes=r.outcomes,
+            success_rate=r.success_rate,
+            top_for_task_type=r.top_for_task_type,
+        )
+        for r in found
+    ]

@@ -22,7 +22,7 @@ from bot.council.engine import DeliberationRequest, Engine, ProgressEvent
 from bot.council.ledger import EventKind
 from bot.council.personas import Catalog, load_persona_texts
 from bot.council.prompts import render_context
-from bot.council.scoring import PersonaRecord, review_task_type
+from bot.council.scoring import review_task_type
 from bot.github.client import RepoClient
 from bot.github.errors import GitHubError
 from bot.github.fetch import (
@@ -34,7 +34,13 @@ from bot.github.fetch import (
 from bot.github.permissions import can_trigger
 from bot.github.publish import CheckRunPublisher, react, reply, upsert_sticky_comment
 from bot.metrics import DELIBERATION_SECONDS, MODEL_COST, MODEL_TOKENS
-from bot.queue.compose import DEFAULT_TOPIC, context_budget, council_inputs, pull_context
+from bot.queue.compose import (
+    DEFAULT_TOPIC,
+    context_budget,
+    council_inputs,
+    pull_context,
+    track_records,
+)
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobs import JobRequest
 from bot.render import conclusion_for, render_check_run, render_comment
@@ -46,7 +52,6 @@ from bot.store.records import (
     create_deliberation,
     daily_cost,
     find_by_check_run,
-    persona_track_records,
     record_publication,
     reviewed_at,
     running_for_pr,
@@ -264,16 +269,7 @@ class DeliberationJob:
         built, notes = await self._context(client, pull, config, models)
         sections, signals, omitted = council_inputs(built, record.topic)
         task_type = review_task_type(signals)
-        records = [
-            PersonaRecord(
-                persona_id=r.persona_id,
-                task_type=r.task_type,
-                outcomes=r.outcomes,
-                success_rate=r.success_rate,
-                top_for_task_type=r.top_for_task_type,
-            )
-            for r in await persona_track_records(deps.db, [task_type])
-        ]
+        records = await track_records(deps.db, signals)
         engine = Engine(
             deps.providers,
             catalog,
