@@ -235,9 +235,15 @@ async def running_app(settings: Settings, *, worker: bool = True) -> AsyncIterat
             yield App(settings, redis, f"http://127.0.0.1:{port}", http)
         finally:
             if working is not None:
+                # Let jobs finish their bookkeeping (a test may stop watching once the check
+                # run completes); a job still running after that is cut off as at shutdown.
+                for _ in range(300):
+                    if not any(not t.done() for t in arq_worker.tasks.values()):
+                        break
+                    await asyncio.sleep(0.05)
                 working.cancel()
                 await asyncio.gather(working, return_exceptions=True)
-                await arq_worker.close()
+                await asyncio.gather(arq_worker.close(), return_exceptions=True)
             server.should_exit = True
             await serving
             await redis.aclose()

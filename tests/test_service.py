@@ -298,9 +298,8 @@ async def test_a_new_push_supersedes_the_running_deliberation(
         )
         await eventually(lambda: labelled.check_runs(REPO), what="the first check run")
         labelled.push(REPO, PR, head_sha=newer)
-        models.default(CouncilScript().reply)
         await app.deliver("pull_request", pull_request_event("synchronize", sha=newer))
-        await eventually(lambda: len(completed(labelled)) == 2, what="both check runs")
+        await eventually(lambda: len(completed(labelled)) == 2, timeout=60, what="both check runs")
     runs = {r.head_sha: r for r in labelled.check_runs(REPO)}
     assert runs[head].conclusion == "cancelled" and "Superseded" in (runs[head].summary or "")
     assert runs[newer].conclusion == "success"

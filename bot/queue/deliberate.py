@@ -42,7 +42,7 @@ from bot.queue.compose import (
     track_records,
 )
 from bot.queue.deps import WorkerDeps
-from bot.queue.jobs import JobRequest
+from bot.queue.jobs import JobRequest, job_timeout_s
 from bot.render import conclusion_for, render_check_run, render_comment
 from bot.store.ledger import SqlLedger
 from bot.store.records import (
@@ -81,6 +81,8 @@ class DeliberationJob:
         self.request = request
         self.job_id = job_id
         self.settings = deps.settings
+        self._started = time.monotonic()
+        self._published = False
         self.log = log.bind(
             delivery_id=request.delivery_id, repo=request.repo, pr=request.pr_number, job_id=job_id
         )
@@ -356,6 +358,7 @@ class DeliberationJob:
             )
         conclusion = conclusion_for(advisory.resolution, gate)
         await publisher.complete(check_run_id, output, conclusion, details_url=comment.html_url)
+        self._published = True  # from here on the check run says the verdict
         await SqlLedger(deps.db).append(
             record.id,
             EventKind.PUBLISHED,
@@ -385,7 +388,10 @@ class DeliberationJob:
     async def _stopped(
         self, publisher: CheckRunPublisher, record: DeliberationRecord, check_run_id: int | None
     ) -> None:
-        """Aborted (cancel, supersede) or expired (the job timeout)."""
+        """Aborted (cancel, supersede), expired (the job timeout), or interrupted (the worker
+        is shutting down: arq runs the job again and it resumes from the ledger)."""
+        if self._published:
+            return  # the verdict is out; only bookkeeping was left
         reason = await self.deps.state.stop_reason(self.job_id)
         if reason is not None:
             status = (
@@ -400,6 +406,10 @@ class DeliberationJob:
             )
             self.log.info("deliberation_stopped", reason=reason)
             return
+        elapsed = time.monotonic() - self._started
+        if elapsed < job_timeout_s(self.settings) - 1:
+            self.log.info("deliberation_interrupted", note="the job runs again and resumes")
+            return
         await self._failed(
             publisher, record, check_run_id, "The deliberation ran past the job timeout."
         )
@@ -411,6 +421,8 @@ class DeliberationJob:
         check_run_id: int | None,
         reason: str,
     ) -> None:
+        if self._published:
+            return
         advisory = Advisory(
             deliberation_id=record.id,
             protocol=record.protocol,

@@ -13,6 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.settings import Settings
+
 
 class JobFunction(StrEnum):
     DELIBERATE = "deliberate"  # convene on a PR: command, label, push, re-run, button
@@ -86,3 +88,16 @@ def function_for(request: JobRequest) -> JobFunction:
         "closed": JobFunction.OUTCOME,
         "installation": JobFunction.INSTALLATION,
     }.get(request.trigger, JobFunction.DELIBERATE)
+
+
+# The longest protocol (debate): design, assess, three judged discussion cycles, vote and
+# synthesis, each call with its re-asks, one after the other; plus the GitHub work.
+SEQUENTIAL_CALLS = 1 + 3 + 3 * (3 + 1) + 2 + 2
+GITHUB_BUDGET_S = 300
+
+
+def job_timeout_s(settings: Settings) -> int:
+    """The job timeout covers the sum of the phase budgets at the call deadline."""
+    if settings.job_timeout_s is not None:
+        return settings.job_timeout_s
+    return int(SEQUENTIAL_CALLS * settings.call_deadline_s + GITHUB_BUDGET_S)

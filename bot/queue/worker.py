@@ -20,23 +20,11 @@ from bot.metrics import JOBS, JOBS_RUNNING
 from bot.queue.control import cancel, reply_help
 from bot.queue.deliberate import DeliberationJob
 from bot.queue.deps import WorkerDeps
-from bot.queue.jobs import JobFunction, JobRequest
+from bot.queue.jobs import JobFunction, JobRequest, job_timeout_s
 from bot.queue.outcomes import record_closed, record_installation
 from bot.settings import Settings
 
 log = structlog.get_logger(__name__)
-
-# The longest protocol (debate): design, assess, three judged discussion cycles, vote and
-# synthesis, each call with its re-asks, one after the other.
-SEQUENTIAL_CALLS = 1 + 3 + 3 * (3 + 1) + 2 + 2
-GITHUB_BUDGET_S = 300
-
-
-def job_timeout_s(settings: Settings) -> int:
-    if settings.job_timeout_s is not None:
-        return settings.job_timeout_s
-    return int(SEQUENTIAL_CALLS * settings.call_deadline_s + GITHUB_BUDGET_S)
-
 
 JobHandler = Callable[[WorkerDeps, JobRequest], Awaitable[str]]
 
