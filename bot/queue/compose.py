@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from bot.context.build import build_context
 from bot.context.models import BuiltContext, PullRequestMeta
+from bot.context.summary import describe_signals
 from bot.council.prompts import ContextSection
 from bot.council.scoring import PersonaRecord, ReviewSignals, review_task_type
 from bot.providers import CapabilityTable, ProviderRegistry
@@ -130,6 +131,14 @@ def council_inputs(
     ]
     if not sections:
         sections = [ContextSection(kind="diff", text="(the diff is empty)")]
+    sections.insert(
+        0,
+        ContextSection(
+            kind="signals",
+            why="what automated analysis of the change found",
+            text=describe_signals(built.signals),
+        ),
+    )
     found = built.signals
     # Risky patterns name what to look for ("shell-injection"); scoring reads them as terms.
     flagged = {r.kind for r in found.risky_patterns}
