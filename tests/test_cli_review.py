@@ -115,6 +115,9 @@ def test_dry_run_calls_no_model(models: FakeModelServer, tmp_path: Path, diff_fi
     assert seats[0]["persona"] == "appsec-reviewer"  # the diff touches authentication
     assert plan["context"]["included"] == ["app/auth.py"] and plan["context"]["tokens"] > 0
     assert plan["estimate"]["calls"] == len(seats) * 3 + 1 and plan["estimate"]["cost_usd"] > 0
+    assert "no instructions" in plan["prompts"]["system"]
+    assert "Application Security Reviewer" in plan["prompts"]["seat"]
+    assert "Your lenses" in plan["prompts"]["seat"]
     planned = plan["estimate"]["planned"]
     assert [c["phase"] for c in planned].count("vote") == len(seats)
     assert planned[-1] == {

@@ -17,6 +17,7 @@ from bot.cli.gitdiff import LocalChange
 from bot.cli.localrepo import build_local_context
 from bot.config import CONFIG_PATH, load_repo_config
 from bot.context import BuiltContext
+from bot.council import prompts
 from bot.council.advisory import Advisory
 from bot.council.engine import PROTOCOLS, BoardConfig, DeliberationRequest, Engine, ProgressEvent
 from bot.council.personas import Catalog, load_catalog
@@ -26,6 +27,7 @@ from bot.council.scoring import (
     score_catalog,
     select_board,
 )
+from bot.council.seats import neutral_seat, seat_from_persona
 from bot.providers import CapabilityTable, ProviderRegistry, cost_usd
 from bot.queue.compose import DEFAULT_TOPIC, context_budget, council_inputs, track_records
 from bot.render import conclusion_for, render_comment
@@ -335,8 +337,26 @@ def advisory_json(advisory: Advisory, markdown: str) -> dict[str, Any]:
     }
 
 
+def prompt_preview(plan: ReviewPlan) -> dict[str, str]:
+    """What the first seat's assessment call sends, the context itself aside: the rules
+    (system), then the seat's persona, lenses and task (the last message)."""
+    rules = prompts.system_blocks(plan.protocol, "")[0].text
+    if not plan.seats:
+        return {"system": rules, "seat": "(seats are designed at run time)"}
+    first = plan.seats[0]
+    persona = plan.catalog.get(first.persona_id)
+    seat = (
+        seat_from_persona(1, persona, first.model)
+        if persona is not None
+        else neutral_seat(1, first.model)
+    ).model_copy(update={"label": "Member A"})
+    (message,) = prompts.messages("", prompts.seat_brief(seat), prompts.assess_task(plan.topic))
+    return {"system": rules, "seat": message.content}
+
+
 def dry_run_json(plan: ReviewPlan) -> dict[str, Any]:
     return {
+        "prompts": prompt_preview(plan),
         "protocol": plan.protocol,
         "dry_run": True,
         "models": plan.models,
@@ -390,3 +410,7 @@ def print_dry_run(plan: ReviewPlan, console: Console) -> None:
         phases.setdefault(call.phase, []).append(f"{call.seat} ({call.model})")
     for phase, who in phases.items():
         console.print(f"  {phase}: {', '.join(who)}", highlight=False)
+    preview = prompt_preview(plan)
+    console.print("\n[bold]Prompts[/] (the packed context is sent between these two):")
+    console.print(f"--- system: rules ---\n{preview['system']}", highlight=False, markup=False)
+    console.print(f"--- first seat ---\n{preview['seat']}", highlight=False, markup=False)
