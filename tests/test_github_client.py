@@ -34,25 +34,17 @@ from tests.fakes.github_server import (
     REPO,
     FakeGitHub,
     app_keypair,
-    install_app,
 )
+from tests.github_support import seed_simple
 
 HEAD = "1234abcd" * 5
-DIFF = "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
 COMMENTS = rf"/repos/{REPO}/issues/1/comments"
 TOKENS = rf"/app/installations/{INSTALLATION_ID}/access_tokens"
 
 
 @pytest.fixture
 def fake(fake_github: FakeGitHub) -> FakeGitHub:
-    server = fake_github
-    server.reset()
-    install_app(server)
-    server.add_repo(REPO, installation_id=INSTALLATION_ID, files={"a.py": "x = 1\n"})
-    server.add_pull(
-        REPO, 1, title="t", body="b", head_sha=HEAD, diff=DIFF, files_at_head={"a.py": "x = 2\n"}
-    )
-    return server
+    return seed_simple(fake_github, HEAD)
 
 
 @pytest.fixture

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 
 import pytest
-from redis.asyncio import Redis
 from unidiff import PatchSet
 
 from bot.github import (
-    GitHubApp,
     GitHubNotFound,
     RepoClient,
     RepoRef,
@@ -26,15 +23,13 @@ from bot.github import (
     read_config,
     read_file,
 )
-from bot.settings import Settings
 from tests.fakes.github_server import (
-    APP_ID,
     INSTALLATION_ID,
     REPO,
     FakeGitHub,
-    app_keypair,
     install_app,
 )
+from tests.github_support import github_app
 
 HEAD = "feed" * 10
 FORK_HEAD = "f0f0" * 10
@@ -116,22 +111,8 @@ def fake(fake_github: FakeGitHub) -> FakeGitHub:
 
 @pytest.fixture
 async def client(fake: FakeGitHub) -> AsyncIterator[RepoClient]:
-    redis = Redis.from_url("redis://127.0.0.1:6379/0")
-    prefix = f"test:github:{uuid.uuid4().hex}"
-    settings = Settings(
-        github_app_id=APP_ID,
-        github_private_key=app_keypair()[0],
-        github_api_url=fake.url,
-        content_pacing_s=0,
-    )
-    async with GitHubApp(settings, redis, key_prefix=prefix).for_installation(
-        INSTALLATION_ID, REPO
-    ) as repo_client:
-        yield repo_client
-    keys = [k async for k in redis.scan_iter(match=f"{prefix}:*", count=10_000)]
-    if keys:
-        await redis.delete(*keys)
-    await redis.aclose()
+    async with github_app(fake) as app, app.for_installation(INSTALLATION_ID, REPO) as repo:
+        yield repo
 
 
 async def test_fetch_pull(client: RepoClient) -> None:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 
 import pytest
-from redis.asyncio import Redis
 
 from bot.council.sanitize import COMMENT_MARKER
 from bot.github import (
@@ -19,48 +17,27 @@ from bot.github import (
     upsert_sticky_comment,
 )
 from bot.render.checks import Annotation, CheckRunOutput
-from bot.settings import Settings
 from tests.fakes.github_server import (
     APP_ID,
     INSTALLATION_ID,
     REPO,
     FakeGitHub,
-    app_keypair,
-    install_app,
 )
+from tests.github_support import github_app, seed_simple
 
 HEAD = "abcd" * 10
-DIFF = "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
 RUNS = rf"/repos/{REPO}/check-runs(/\d+)?"
 
 
 @pytest.fixture
 def fake(fake_github: FakeGitHub) -> FakeGitHub:
-    server = fake_github
-    server.reset()
-    install_app(server)
-    server.add_repo(REPO, installation_id=INSTALLATION_ID, files={"a.py": "x = 1\n"})
-    server.add_pull(
-        REPO, 1, title="t", body="b", head_sha=HEAD, diff=DIFF, files_at_head={"a.py": "x = 2\n"}
-    )
-    return server
+    return seed_simple(fake_github, HEAD)
 
 
 @pytest.fixture
 async def app(fake: FakeGitHub) -> AsyncIterator[GitHubApp]:
-    redis = Redis.from_url("redis://127.0.0.1:6379/0")
-    prefix = f"test:github:{uuid.uuid4().hex}"
-    settings = Settings(
-        github_app_id=APP_ID,
-        github_private_key=app_keypair()[0],
-        github_api_url=fake.url,
-        content_pacing_s=0,
-    )
-    yield GitHubApp(settings, redis, key_prefix=prefix)
-    keys = [k async for k in redis.scan_iter(match=f"{prefix}:*", count=10_000)]
-    if keys:
-        await redis.delete(*keys)
-    await redis.aclose()
+    async with github_app(fake) as app:
+        yield app
 
 
 @pytest.fixture
