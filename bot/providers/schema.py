@@ -15,9 +15,6 @@ from pydantic import BaseModel
 
 JsonSchema = dict[str, Any]
 
-# Keywords strict mode rejects; they carry no meaning the model needs.
-_DROP_KEYS = ("default", "title")
-
 
 class SchemaError(ValueError):
     """A schema that strict structured output cannot express (e.g. a map field)."""
@@ -44,11 +41,10 @@ def _make_strict(node: Any, *, path: str) -> None:
         return
     if not isinstance(node, dict):
         return
-    for key in _DROP_KEYS:
-        if key in node and not isinstance(node[key], dict | list):
-            node.pop(key)
-        elif key == "default":
-            node.pop(key, None)
+    # Strict mode rejects defaults; titles are noise to the model.
+    node.pop("default", None)
+    if "title" in node and not isinstance(node["title"], dict | list):
+        node.pop("title")
     if node.get("type") == "object" or "properties" in node:
         _close_object(node, path=path)
     for key, value in list(node.items()):

@@ -256,16 +256,22 @@ async def set_status(
         row.status = status.value
         row.updated_at = now
         row.finished_at = now if status.finished else None
-        if resolution is not None:
-            row.resolution = resolution
-        if conclusion is not None:
-            row.conclusion = conclusion
-        if advisory_json is not None:
-            row.advisory_json = advisory_json
-        if cost_usd is not None:
-            row.cost_usd = cost_usd
+        _set_given(
+            row,
+            resolution=resolution,
+            conclusion=conclusion,
+            advisory_json=advisory_json,
+            cost_usd=cost_usd,
+        )
         await session.flush()
         return DeliberationRecord.model_validate(row)
+
+
+def _set_given(row: DeliberationRow, **fields: object) -> None:
+    """Set each field that was given; None means "keep what is there"."""
+    for name, value in fields.items():
+        if value is not None:
+            setattr(row, name, value)
 
 
 async def record_publication(
@@ -278,10 +284,7 @@ async def record_publication(
     """Remember where the advisory was published; an id not given is kept as it was."""
     async with db.session() as session:
         row = await _locked(session, deliberation_id)
-        if comment_id is not None:
-            row.comment_id = comment_id
-        if check_run_id is not None:
-            row.check_run_id = check_run_id
+        _set_given(row, comment_id=comment_id, check_run_id=check_run_id)
         await session.flush()
         return DeliberationRecord.model_validate(row)
 
