@@ -171,6 +171,8 @@ async def test_architecture_label_convenes_the_board(
         assert bug.status_code == 202
         await _settle(app)
         assert labelled.check_runs(REPO) == []  # not a trigger label
+        # ...and skipped before reading the repo's personas.
+        assert not labelled.calls_to("GET", rf"/repos/{REPO}/contents/\.github/council/agents")
         response = await app.deliver(
             "pull_request", pull_request_event("labeled", label="architecture", sha=head)
         )

@@ -100,13 +100,16 @@ class DeliberationJob:
         try:
             pr_number, protocol = await self._target()
             pull = await fetch_pull(client, pr_number)
-            catalog = await self._catalog(client, pull)
             text = await read_config(client, pull.default_branch)
-            loaded = load_repo_config(text, self.settings, personas=catalog.ids())
-            await self._gate(client, pull, loaded.config)
+            await self._gate(client, pull, load_repo_config(text, self.settings).config)
         except Skip as skip:
             self.log.info("job_skipped", reason=str(skip))
             return f"skipped: {skip}"
+        # Only now the repo's personas (a directory listing and a read per file): most
+        # label and push events are skipped by the gate and need none of it. The config is
+        # validated again against them, so a pinned persona that does not exist is reported.
+        catalog = await self._catalog(client, pull)
+        loaded = load_repo_config(text, self.settings, personas=catalog.ids())
         if protocol is None:
             push = self.request.trigger == "push"
             protocol = loaded.config.push_protocol if push else loaded.config.protocol
