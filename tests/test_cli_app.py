@@ -114,6 +114,13 @@ def test_review_a_pull_request_prints_and_posts_nothing(
             timeout=60,
             env=env,
         )
+        missing = subprocess.run(
+            [COUNCIL, "review", "--pr", f"{REPO}#99"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
         posted = [c for c in gh.calls if c.method != "GET"]
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
@@ -122,3 +129,4 @@ def test_review_a_pull_request_prints_and_posts_nothing(
     assert posted == []  # nothing is posted: no comment, no check run, no reaction
     assert "ghp_testtoken" not in done.stdout + done.stderr
     assert bad.returncode == 2 and "OWNER/REPO#NUMBER" in bad.stderr
+    assert missing.returncode == 2 and f"cannot read {REPO}#99" in missing.stderr

@@ -26,7 +26,6 @@ from bot.cli.runner import (
 )
 from bot.council.advisory import Resolution
 from bot.council.convene import ConveneError
-from bot.github.errors import GitHubError
 from bot.logs import configure_logging
 from bot.providers import ConfigurationError
 from bot.settings import Settings
@@ -90,7 +89,7 @@ def review(
             plan = asyncio.run(
                 plan_review(settings, change, protocol=protocol, question=question, models=refs)
             )
-    except (ConfigurationError, ConveneError, ValueError, GitHubError) as error:
+    except (ConfigurationError, ConveneError, ValueError) as error:
         _fail(err, str(error))
     if not plan.models:
         err.print(NO_PROVIDER)
