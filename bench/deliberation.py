@@ -31,8 +31,8 @@ from bot.council.prompts import ContextSection, render_context
 from bot.council.scoring import ReviewSignals
 from bot.providers import CapabilityTable, ProviderRegistry
 from bot.settings import Settings
-from tests.fakes.council_answers import CouncilScript
-from tests.fakes.model_server import FakeModelServer, run_fake_model_server
+from tests.support.council_answers import CouncilScript
+from tests.support.model_server import FakeModelServer, run_fake_model_server
 
 MODEL = "anthropic:claude-sonnet-5-5"
 SEATS = 5

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.fakes.github_server import FakeGitHub, run_fake_github
-from tests.fakes.model_server import FakeModelServer, run_fake_model_server
+from tests.support.github_server import FakeGitHub, run_fake_github
+from tests.support.model_server import FakeModelServer, run_fake_model_server
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,172 @@
+"""Plausible council answers derived from the request, for engine tests and benchmarks.
+
+The fake model server calls `CouncilScript.reply` for every request; it reads which tool the
+request forces and which seat is asking (the seat's brief is in the last user message) and
+answers in that schema. Tests change the knobs: verdicts per persona, votes, judge decisions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.support.model_server import FakeRequest, Reply
+
+_LENSES = re.compile(r"Your lenses \(score each one\):\n((?:- .*\n?)+)")
+_SEATED = re.compile(r"seated as: (.+?)\.\n")
+_LABEL = re.compile(r"You are (Member [A-Z]+) of the council")
+
+
+def lenses_of(text: str) -> list[str]:
+    match = _LENSES.search(text)
+    if not match:
+        return []
+    return [line[2:].strip() for line in match.group(1).splitlines() if line.startswith("- ")]
+
+
+def persona_of(text: str) -> str:
+    match = _SEATED.search(text)
+    return match.group(1) if match else ""
+
+
+def label_of(text: str) -> str:
+    match = _LABEL.search(text)
+    return match.group(1) if match else ""
+
+
+@dataclass
+class CouncilScript:
+    """Knobs: default verdict/vote, and overrides by persona name (what the seat is seated as)."""
+
+    verdict: str = "APPROVE"
+    vote: str = "APPROVE"
+    verdicts: dict[str, str] = field(default_factory=dict)
+    votes: dict[str, str] = field(default_factory=dict)
+    judge: list[str] = field(default_factory=lambda: ["CONVERGED"])
+    findings: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    red_flags: dict[str, list[str]] = field(default_factory=dict)
+    latency_s: float = 0.0
+    first_token_s: float | None = None
+    panelists: int = 3
+    judged: int = 0
+
+    def reply(self, request: FakeRequest) -> Reply:
+        build = {
+            "submit_assessment": self._assessment,
+            "submit_discussion": self._discussion,
+            "submit_vote": self._vote,
+            "submit_judgement": self._judgement,
+            "submit_panel": self._panel,
+            "submit_ranking": self._ranking,
+            "submit_synthesis": self._synthesis,
+        }.get(request.output_name or "")
+        data = build(request) if build else None
+        if data is None:
+            return Reply(text="OK", latency_s=self.latency_s, first_token_s=self.first_token_s)
+        return Reply(json=data, latency_s=self.latency_s, first_token_s=self.first_token_s)
+
+    def _assessment(self, request: FakeRequest) -> dict[str, Any]:
+        text = request.messages_text
+        persona = persona_of(text)
+        verdict = self.verdicts.get(persona, self.verdict)
+        return {
+            "verdict": verdict,
+            "score": 8 if verdict == "APPROVE" else 5 if verdict == "CONCERNS" else 3,
+            "summary": f"{persona} reviewed the change and finds it {verdict.lower()}.",
+            "lens_scores": [
+                {"lens": lens, "score": 7, "analysis": f"Checked {lens} in the diff."}
+                for lens in lenses_of(text)
+            ],
+            "red_flags": self.red_flags.get(persona, []),
+            "concerns": [f"{persona}: error handling in the new path"]
+            if verdict != "APPROVE"
+            else [],
+            "recommendations": ["Add a regression test for the new branch."],
+            "questions": [{"to_member": None, "question": "Is the retry bounded?"}],
+            "confidence": 80,
+            "findings": self.findings.get(persona, []),
+        }
+
+    def _discussion(self, request: FakeRequest) -> dict[str, Any]:
+        me = label_of(request.messages_text)
+        other = "Member A" if me != "Member A" else "Member B"
+        return {
+            "messages": [
+                {
+                    "type": "CHALLENGE",
+                    "to_member": other,
+                    "point": "The retry is unbounded.",
+                    "reasoning": "The loop has no cap.",
+                    "original_position": None,
+                    "new_position": None,
+                    "changed_by": None,
+                },
+                {
+                    "type": "AGREE",
+                    "to_member": None,
+                    "point": "Tests are needed.",
+                    "reasoning": "Every member asked for them.",
+                    "original_position": None,
+                    "new_position": None,
+                    "changed_by": None,
+                },
+            ]
+        }
+
+    def _vote(self, request: FakeRequest) -> dict[str, Any]:
+        persona = persona_of(request.messages_text)
+        vote = self.votes.get(persona, self.vote)
+        return {
+            "vote": vote,
+            "confidence": 0.8,
+            "rationale": f"{persona} votes {vote}.",
+            "conditions": ["Add the regression test."]
+            if vote == "APPROVE"
+            else ["Bound the retry loop."],
+        }
+
+    def _judgement(self, request: FakeRequest) -> dict[str, Any]:
+        decision = self.judge[min(self.judged, len(self.judge) - 1)]
+        self.judged += 1
+        return {
+            "decision": decision,
+            "reasoning": "Positions are clear.",
+            "redebate_members": ["Member A"] if decision == "PARTIAL" else [],
+            "focus": None if decision == "CONVERGED" else "Is the retry bounded?",
+            "option_c": None,
+        }
+
+    def _panel(self, request: FakeRequest) -> dict[str, Any]:
+        stances = ["adversarial", "constructive", "neutral", "adversarial"]
+        return {
+            "panelists": [
+                {
+                    "name": f"Panelist {i + 1}",
+                    "lens": f"lens {i + 1}",
+                    "stance": stances[i],
+                    "brief": f"Argue from lens {i + 1}.",
+                }
+                for i in range(self.panelists)
+            ]
+        }
+
+    def _ranking(self, request: FakeRequest) -> dict[str, Any]:
+        labels = sorted(set(re.findall(r"Member [A-Z]+", request.messages_text)))
+        me = label_of(request.messages_text)
+        return {"ranking": [label for label in labels if label != me], "reasoning": "By accuracy."}
+
+    def _synthesis(self, request: FakeRequest) -> dict[str, Any]:
+        return {
+            "verdict_sentence": "The council advises merging once the retry is bounded.",
+            "consensus": ["Tests are needed for the new branch."],
+            "divergence": [
+                {
+                    "point": "Whether the retry must be bounded now",
+                    "sides": ["Member A: yes", "Member B: later"],
+                }
+            ],
+            "recommendation": "Bound the retry and add a regression test.",
+            "tradeoff_map": [],
+            "action_items": ["Bound the retry loop.", "Add a regression test."],
+        }

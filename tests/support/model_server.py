@@ -1,0 +1,1500 @@
+"""A fake Anthropic Messages + OpenAI Chat Completions server on a real port.
+
+The real `anthropic` and `openai` SDKs talk to it through `base_url`, so every wire shape here
+mirrors the provider's own (responses, SSE streams, error bodies, status codes and headers).
+Tests script it per request with rules (answers, latency, faults) and read its call log;
+`bench/` reuses it to measure wall time, so all waiting is `asyncio.sleep` on the server's own
+event loop (in its own thread): a slow answer never blocks another request.
+
+Token accounting is deterministic: `count_tokens(text) = ceil(len(text) / 4)`. Text blocks
+count their text; any other block (tool definitions, tool_use, tool_result, a response_format)
+counts its canonical JSON.
+
+    with run_fake_model_server() as models:
+        models.on(lambda r: r.label == "seat-1/assess", reply=Reply(json={...}, latency_s=0.2))
+        models.on(reply=Fault.rate_limited(retry_after=0.1), times=1)
+        client = anthropic.AsyncAnthropic(base_url=models.anthropic_url, api_key="test")
+        ...
+        assert [c.status for c in models.calls] == [429, 200]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import math
+import re
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias
+
+import jiter
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from tests.support.serving import ServerThread
+
+Api: TypeAlias = Literal["anthropic", "openai"]
+ErrorKind: TypeAlias = Literal[
+    "rate_limit", "server", "overloaded", "invalid_request", "authentication", "not_found"
+]
+Json: TypeAlias = dict[str, Any]
+
+LABEL_HEADER = "x-council-label"
+OFF_TOPIC_TEXT = "I'd be happy to help! Could you share more details?"
+DEFAULT_MIN_CACHE_TOKENS = 1024
+# OpenAI caches automatically, in 128-token steps, from 1024 tokens on.
+OPENAI_CACHE_STEP = 128
+# Anthropic looks for hits at block boundaries up to about 20 blocks before a breakpoint.
+ANTHROPIC_CACHE_LOOKBACK = 20
+ANTHROPIC_MAX_BREAKPOINTS = 4
+STREAM_DELTAS = 8
+# JSON Schema keywords OpenAI's strict mode refuses with a 400 ("'<kw>' is not permitted").
+STRICT_UNSUPPORTED_KEYWORDS = (
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentRequired",
+    "dependentSchemas",
+    "patternProperties",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "propertyNames",
+    "minProperties",
+    "maxProperties",
+    "contains",
+    "minContains",
+    "maxContains",
+    "uniqueItems",
+    "minLength",
+    "maxLength",
+)
+STRICT_MAX_DEPTH = 10
+_SCHEMA_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def count_tokens(text: str) -> int:
+    """The fake's tokenizer: deterministic, roughly four characters a token."""
+    return math.ceil(len(text) / 4)
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _new_id(prefix: str) -> str:
+    return prefix + uuid.uuid4().hex[:24]
+
+
+def _dict(value: object) -> Json:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _as_blocks(content: object) -> list[Json]:
+    """Message/system content as a list of blocks: a plain string is one text block."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in _list(content) if isinstance(b, dict)]
+
+
+def _content_text(content: object) -> str:
+    """The readable text of a content value (string, text parts, tool results)."""
+    parts: list[str] = []
+    for block in _as_blocks(content):
+        if isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif block.get("type") == "tool_result":
+            parts.append(_content_text(block.get("content")))
+    return "\n".join(p for p in parts if p)
+
+
+def _without_cache_control(block: Json) -> Json:
+    return {k: v for k, v in block.items() if k != "cache_control"}
+
+
+# --------------------------------------------------------------------------------------------
+# What a rule sees, what it answers, what the log keeps
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class FakeRequest:
+    """One model request as a rule sees it."""
+
+    api: Api
+    model: str
+    body: Json  # the JSON body as received
+    headers: dict[str, str]
+    stream: bool
+    system_text: str
+    messages_text: str
+    tool_names: list[str]
+    # Anthropic forced tool_choice name, or OpenAI response_format json_schema name.
+    output_name: str | None
+    output_schema: Json | None
+    temperature: float | None
+    max_tokens: int | None
+    # True when the structured answer travels as a tool call (Anthropic forced tool, OpenAI
+    # forced function); False when it is message text (OpenAI response_format, Anthropic
+    # output_config.format).
+    output_via_tool: bool = False
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(p for p in (self.system_text, self.messages_text) if p)
+
+    @property
+    def label(self) -> str | None:
+        return self.headers.get(LABEL_HEADER)
+
+    def last_user_text(self) -> str:
+        for message in reversed(_list(self.body.get("messages"))):
+            if isinstance(message, dict) and message.get("role") == "user":
+                return _content_text(message.get("content"))
+        return ""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A scripted answer. With neither `json` nor `text`, the default answer's content is used
+    (with this reply's timing and stop reason)."""
+
+    json: Json | None = None  # tool_use input (Anthropic) / message content JSON (OpenAI)
+    text: str | None = None  # plain text answer (or off-topic prose, or partial JSON)
+    latency_s: float = 0.0  # total time from arrival until the response is complete
+    # When the response begins (message_start / first chunk; cache writes become readable).
+    # Default: latency_s for a non-streamed call, 0 for a streamed one.
+    first_token_s: float | None = None
+    stop_reason: str | None = None  # Anthropic terms: "max_tokens" -> OpenAI "length"
+    output_tokens: int | None = None  # default: len(output text) // 4 + 1
+    tool: str | None = None  # call this tool with `json` even when the request forces none
+
+
+@dataclass(frozen=True)
+class FaultReply:
+    """A scripted failure that replaces the response."""
+
+    kind: Literal["error", "hang", "malformed"]
+    status: int = 500
+    error: ErrorKind = "server"
+    message: str = ""
+    retry_after: float | None = None
+    latency_s: float = 0.0
+
+
+ReplySpec: TypeAlias = Reply | FaultReply | Callable[[FakeRequest], Reply | FaultReply]
+
+
+class Fault:
+    """Constructors of the faults a provider really produces."""
+
+    @staticmethod
+    def rate_limited(retry_after: float = 1.0, *, latency_s: float = 0.0) -> FaultReply:
+        return FaultReply(
+            "error",
+            429,
+            "rate_limit",
+            "Rate limit exceeded: too many requests. Please retry after the indicated time.",
+            retry_after=retry_after,
+            latency_s=latency_s,
+        )
+
+    @staticmethod
+    def server_error(status: int = 500, *, latency_s: float = 0.0) -> FaultReply:
+        return FaultReply("error", status, "server", "Internal server error", latency_s=latency_s)
+
+    @staticmethod
+    def overloaded(*, latency_s: float = 0.0) -> FaultReply:
+        return FaultReply("error", 529, "overloaded", "Overloaded", latency_s=latency_s)
+
+    @staticmethod
+    def hang() -> FaultReply:
+        return FaultReply("hang", 0)
+
+    @staticmethod
+    def malformed_json(*, latency_s: float = 0.0) -> FaultReply:
+        return FaultReply("malformed", 200, latency_s=latency_s)
+
+    @staticmethod
+    def off_topic(text: str = OFF_TOPIC_TEXT, *, latency_s: float = 0.0) -> Reply:
+        return Reply(text=text, latency_s=latency_s)
+
+    @staticmethod
+    def truncated(partial: str | None = None, *, latency_s: float = 0.0) -> Reply:
+        """Cut off by max_tokens. `partial`: the text sent; default: half the default answer."""
+        return Reply(text=partial, stop_reason="max_tokens", latency_s=latency_s)
+
+    @staticmethod
+    def bad_request(message: str, *, latency_s: float = 0.0) -> FaultReply:
+        return FaultReply("error", 400, "invalid_request", message, latency_s=latency_s)
+
+    @staticmethod
+    def not_found(message: str = "", *, latency_s: float = 0.0) -> FaultReply:
+        """404 as for an unknown model; the default message names the requested model."""
+        return FaultReply("error", 404, "not_found", message, latency_s=latency_s)
+
+    @staticmethod
+    def unauthorized(*, latency_s: float = 0.0) -> FaultReply:
+        """401 as for a wrong key (a missing key is refused without any rule)."""
+        return FaultReply("error", 401, "authentication", "", latency_s=latency_s)
+
+
+@dataclass
+class RecordedCall:
+    api: str
+    model: str
+    request: FakeRequest
+    status: int  # 0 while the call is still under way
+    started_at: float  # time.monotonic() at arrival
+    began_at: float | None  # when the response began (message_start / first chunk)
+    ended_at: float  # NaN while the call is still under way
+    usage: Json | None  # the usage object as sent
+    attempt_of: int  # 1-based count of identical bodies seen so far
+    label: str | None  # the request's x-council-label header
+    reply: Reply | FaultReply | None = None  # what the rules chose (None: refused before)
+
+    @property
+    def done(self) -> bool:
+        return not math.isnan(self.ended_at)
+
+
+@dataclass
+class _Rule:
+    match: Callable[[FakeRequest], bool] | None
+    reply: ReplySpec
+    remaining: int | None
+
+
+# --------------------------------------------------------------------------------------------
+# Default answers: a minimal valid instance of a JSON schema
+# --------------------------------------------------------------------------------------------
+
+_STRING_FORMATS = {
+    "date-time": "1970-01-01T00:00:00Z",
+    "date": "1970-01-01",
+    "time": "00:00:00Z",
+    "email": "a@example.com",
+    "uri": "https://example.com",
+    "uuid": "00000000-0000-0000-0000-000000000000",
+}
+
+
+def minimal_instance(schema: object, root: object = None, depth: int = 0) -> Any:
+    """A small value that validates against `schema` (the subset LLM tool schemas use)."""
+    root = schema if root is None else root
+    node = _dict(schema)
+    if depth > 40:
+        return None
+    if "$ref" in node:
+        return minimal_instance(_resolve_ref(root, node["$ref"]), root, depth + 1)
+    if "const" in node:
+        return node["const"]
+    if _list(node.get("enum")):
+        return node["enum"][0]
+    for key in ("anyOf", "oneOf"):
+        if _list(node.get(key)):
+            return minimal_instance(_pick_variant(node[key]), root, depth + 1)
+    if _list(node.get("allOf")):
+        merged: Json = {}
+        for part in node["allOf"]:
+            merged.update(_dict(_resolve_ref(root, part["$ref"]) if "$ref" in part else part))
+        return minimal_instance(merged, root, depth + 1)
+    return _minimal_of_type(node, _schema_type(node), root, depth)
+
+
+def _schema_type(node: Json) -> str | None:
+    declared = node.get("type")
+    if isinstance(declared, list):
+        non_null = [t for t in declared if t != "null"]
+        return non_null[0] if non_null else "null"
+    if isinstance(declared, str):
+        return declared
+    if "properties" in node:
+        return "object"
+    if "items" in node or "prefixItems" in node:
+        return "array"
+    return None
+
+
+def _minimal_of_type(node: Json, kind: str | None, root: object, depth: int) -> Any:
+    if kind == "object":
+        props = _dict(node.get("properties"))
+        return {
+            name: minimal_instance(props.get(name, {}), root, depth + 1)
+            for name in _list(node.get("required"))
+        }
+    if kind == "array":
+        return _minimal_array(node, root, depth)
+    if kind == "string":
+        if node.get("format") in _STRING_FORMATS:
+            return _STRING_FORMATS[node["format"]]
+        return "x" * int(node.get("minLength", 0))
+    if kind in ("integer", "number"):
+        return _minimal_number(node, integer=kind == "integer")
+    if kind == "boolean":
+        return False
+    return None
+
+
+def _minimal_array(node: Json, root: object, depth: int) -> list[Any]:
+    prefix = [minimal_instance(s, root, depth + 1) for s in _list(node.get("prefixItems"))]
+    count = max(int(node.get("minItems", 0)) - len(prefix), 0)
+    items = node.get("items")
+    rest = [minimal_instance(items, root, depth + 1) if items else None for _ in range(count)]
+    return prefix + rest
+
+
+def _minimal_number(node: Json, *, integer: bool) -> int | float:
+    value: float = 0
+    low, high = node.get("minimum"), node.get("maximum")
+    xlow, xhigh = node.get("exclusiveMinimum"), node.get("exclusiveMaximum")
+    if low is not None and value < low:
+        value = low
+    if xlow is not None and value <= xlow:
+        value = math.floor(xlow) + 1 if integer else xlow + 0.5
+    if high is not None and value > high:
+        value = high
+    if xhigh is not None and value >= xhigh:
+        value = math.ceil(xhigh) - 1 if integer else xhigh - 0.5
+    return math.ceil(value) if integer else value
+
+
+def _pick_variant(variants: list[Any]) -> Any:
+    # Prefer a real value over null so a default answer exercises the caller's parsing.
+    for variant in variants:
+        if _dict(variant).get("type") != "null":
+            return variant
+    return variants[0]
+
+
+def _resolve_ref(root: object, ref: object) -> Any:
+    node: Any = root
+    if not isinstance(ref, str) or not ref.startswith("#"):
+        return {}
+    for part in ref.lstrip("#").strip("/").split("/"):
+        if not part:
+            continue
+        node = _dict(node).get(part.replace("~1", "/").replace("~0", "~"), {})
+    return node
+
+
+def default_reply(request: FakeRequest) -> Reply:
+    """The fallback: a minimal valid structured answer when one is forced, else "OK"."""
+    if request.output_schema is not None:
+        value = minimal_instance(request.output_schema)
+        if isinstance(value, dict):
+            return Reply(json=value)
+        return Reply(text=json.dumps(value))
+    response_format = _dict(request.body.get("response_format"))
+    if request.api == "openai" and response_format.get("type") == "json_object":
+        return Reply(json={})
+    return Reply(text="OK")
+
+
+# --------------------------------------------------------------------------------------------
+# OpenAI strict-mode schema rules
+# --------------------------------------------------------------------------------------------
+
+
+def strict_schema_error(schema: object) -> str | None:
+    """Why OpenAI's strict mode would refuse `schema`, in the API's words; None if accepted."""
+    root = _dict(schema)
+    if root.get("type") != "object" or "anyOf" in root:
+        got = root.get("type", "anyOf" if "anyOf" in root else None)
+        return f"schema must be a JSON Schema of 'type: \"object\"', got 'type: \"{got}\"'."
+    return _strict_node_error(root, (), 1)
+
+
+def _strict_node_error(node: object, path: tuple[str, ...], depth: int) -> str | None:
+    if not isinstance(node, dict):
+        return None
+    if "$ref" in node:
+        others = sorted(k for k in node if k != "$ref")
+        return f"In context={path}, $ref cannot have keywords {others}." if others else None
+    for keyword in STRICT_UNSUPPORTED_KEYWORDS:
+        if keyword in node:
+            return f"In context={path}, '{keyword}' is not permitted."
+    declared = node.get("type")
+    is_object = declared == "object" or (isinstance(declared, list) and "object" in declared)
+    if is_object or "properties" in node:
+        error = _strict_object_error(node, path, depth)
+        if error:
+            return error
+    return _strict_children_error(node, path, depth)
+
+
+def _strict_object_error(node: Json, path: tuple[str, ...], depth: int) -> str | None:
+    if depth > STRICT_MAX_DEPTH:
+        return f"In context={path}, schema exceeds the maximum nesting depth of {STRICT_MAX_DEPTH}."
+    if node.get("additionalProperties") is not False:
+        return (
+            f"In context={path}, 'additionalProperties' is required to be supplied and to be false."
+        )
+    required = _list(node.get("required"))
+    missing = [name for name in _dict(node.get("properties")) if name not in required]
+    if missing:
+        return (
+            f"In context={path}, 'required' is required to be supplied and to be an array "
+            f"including every key in properties. Missing '{missing[0]}'."
+        )
+    return None
+
+
+def _strict_children_error(node: Json, path: tuple[str, ...], depth: int) -> str | None:
+    children: list[tuple[tuple[str, ...], object, int]] = []
+    for name, sub in _dict(node.get("properties")).items():
+        children.append(((*path, "properties", name), sub, depth + 1))
+    if isinstance(node.get("items"), dict):
+        children.append(((*path, "items"), node["items"], depth + 1))
+    for i, sub in enumerate(_list(node.get("anyOf"))):
+        children.append(((*path, "anyOf", str(i)), sub, depth))
+    for defs in ("$defs", "definitions"):
+        for name, sub in _dict(node.get(defs)).items():
+            children.append(((*path, defs, name), sub, 1))
+    for child_path, sub, child_depth in children:
+        error = _strict_node_error(sub, child_path, child_depth)
+        if error:
+            return error
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Prompt cache
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """One unit of the prompt in provider order: a tool, a system block, a message block."""
+
+    section: Literal["tools", "system", "messages"]
+    material: str  # canonical content: what the cache key is made of
+    tokens: int
+    breakpoint: bool = False
+
+
+@dataclass
+class _CacheEntry:
+    tokens: int
+    readable: bool = False  # set when the response that wrote it begins
+
+
+@dataclass
+class _CacheResult:
+    total: int  # all input tokens
+    read: int = 0
+    write: int = 0
+    # Entries this request writes; they become readable when its response begins.
+    pending: list[_CacheEntry] = field(default_factory=list)
+
+
+class _PromptCache:
+    """Prefix cache shared by all calls of one server; guarded by the server's lock."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, _CacheEntry] = {}
+
+    @staticmethod
+    def prefixes(seed: str, pieces: list[_Piece], message_salt: str) -> list[tuple[str, int]]:
+        """(key, cumulative tokens) at every piece boundary. Message-level keys include the
+        salt (Anthropic: tool_choice), so changing it invalidates only message prefixes."""
+        digest = hashlib.sha256(seed.encode())
+        total, salted, out = 0, False, []
+        for piece in pieces:
+            if piece.section == "messages" and not salted:
+                digest.update(b"\x00salt\x00" + message_salt.encode())
+                salted = True
+            digest.update(b"\x00" + piece.material.encode())
+            total += piece.tokens
+            out.append((digest.hexdigest(), total))
+        return out
+
+    def _readable(self, key: str) -> bool:
+        entry = self.entries.get(key)
+        return entry is not None and entry.readable
+
+    def _write(self, key: str, tokens: int) -> _CacheEntry | None:
+        entry = self.entries.setdefault(key, _CacheEntry(tokens))
+        return None if entry.readable else entry
+
+    def anthropic(self, seed: str, pieces: list[_Piece], salt: str, minimum: int) -> _CacheResult:
+        prefixes = self.prefixes(seed, pieces, salt)
+        result = _CacheResult(total=prefixes[-1][1] if prefixes else 0)
+        breakpoints = [
+            i for i, p in enumerate(pieces) if p.breakpoint and prefixes[i][1] >= minimum
+        ]
+        if not breakpoints:
+            return result
+        candidates = {
+            j
+            for bp in breakpoints
+            for j in range(max(0, bp - ANTHROPIC_CACHE_LOOKBACK + 1), bp + 1)
+            if prefixes[j][1] >= minimum
+        }
+        result.read = max(
+            (prefixes[j][1] for j in candidates if self._readable(prefixes[j][0])), default=0
+        )
+        last_key, last_tokens = prefixes[breakpoints[-1]]
+        if not self._readable(last_key):
+            result.write = last_tokens - result.read
+        for bp in breakpoints:
+            entry = self._write(*prefixes[bp])
+            if entry is not None:
+                result.pending.append(entry)
+        return result
+
+    def openai(self, seed: str, pieces: list[_Piece], minimum: int) -> _CacheResult:
+        prefixes = self.prefixes(seed, pieces, "")
+        result = _CacheResult(total=prefixes[-1][1] if prefixes else 0)
+        if result.total < minimum:
+            return result
+        hit = max((t for key, t in prefixes if t >= minimum and self._readable(key)), default=0)
+        cached = hit // OPENAI_CACHE_STEP * OPENAI_CACHE_STEP
+        result.read = cached if cached >= minimum else 0
+        for key, tokens in prefixes:
+            if tokens >= minimum:
+                entry = self._write(key, tokens)
+                if entry is not None:
+                    result.pending.append(entry)
+        return result
+
+
+# --------------------------------------------------------------------------------------------
+# The answer, independent of the wire format
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Answer:
+    text: str  # the text content, or the (possibly partial) JSON of the tool input
+    tool: str | None  # the tool called with `text` as its input; None for a text answer
+    tool_input: Json | None
+    stop: str  # in Anthropic terms: end_turn / tool_use / max_tokens / ...
+    output_tokens: int
+
+
+# Stop reasons are kept in Anthropic's terms; OpenAI's own names are accepted too.
+_ANTHROPIC_STOP = {
+    "length": "max_tokens",
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+}
+
+
+def _partial_object(text: str) -> Json:
+    try:
+        value = jiter.from_json(text.encode(), partial_mode="trailing-strings")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _compose(request: FakeRequest, reply: Reply, fallback: Reply) -> _Answer:
+    value, text = reply.json, reply.text
+    if value is None and text is None:
+        value, text = fallback.json, fallback.text
+    payload = json.dumps(value) if value is not None else (text or "")
+    truncated = reply.stop_reason in ("max_tokens", "length")
+    if truncated and reply.text is None:
+        payload = payload[: max(len(payload) // 2, 1)]
+    tool = reply.tool
+    if tool is None and request.output_via_tool and (value is not None or truncated):
+        tool = request.output_name
+    tool_input: Json | None = None
+    if tool is not None:
+        tool_input = value if value is not None and not truncated else _partial_object(payload)
+    stop = _ANTHROPIC_STOP.get(reply.stop_reason or "", reply.stop_reason)
+    stop = stop or ("tool_use" if tool else "end_turn")
+    output_tokens = reply.output_tokens
+    if output_tokens is None:
+        output_tokens = len(payload) // 4 + 1
+    return _Answer(payload, tool, tool_input, stop, output_tokens)
+
+
+def _chunks(text: str, count: int = STREAM_DELTAS) -> list[str]:
+    if not text:
+        return []
+    size = max(math.ceil(len(text) / count), 1)
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+@dataclass(frozen=True)
+class _ApiError:
+    status: int
+    kind: ErrorKind
+    message: str
+    param: str | None = None
+    retry_after: float | None = None
+
+
+@dataclass
+class _StreamPlan:
+    head: list[str]  # sent when the response begins
+    deltas: list[str]  # spread until the response is complete
+    tail: list[str]
+    usage: Json | None  # the usage the client ends up with
+
+
+class _Dialect(Protocol):
+    api: Api
+
+    def describe(self, body: Json, headers: dict[str, str]) -> FakeRequest: ...
+    def check(self, body: Json, headers: dict[str, str]) -> _ApiError | None: ...
+    def pieces(self, body: Json) -> list[_Piece]: ...
+    def account(self, cache: _PromptCache, request: FakeRequest, minimum: int) -> _CacheResult: ...
+    def error(self, err: _ApiError) -> Response: ...
+    def render(self, request: FakeRequest, answer: _Answer, cache: _CacheResult) -> Json: ...
+    def usage(self, answer: _Answer, cache: _CacheResult) -> Json: ...
+    def stream(self, request: FakeRequest, answer: _Answer, cache: _CacheResult) -> _StreamPlan: ...
+    def malformed(self, stream: bool) -> bytes: ...
+    def default_message(self, kind: ErrorKind, model: str) -> str: ...
+
+
+def _sse(data: Json | str, event: str | None = None) -> str:
+    text = data if isinstance(data, str) else json.dumps(data)
+    return (f"event: {event}\n" if event else "") + f"data: {text}\n\n"
+
+
+# --------------------------------------------------------------------------------------------
+# Anthropic Messages API
+# --------------------------------------------------------------------------------------------
+
+_ANTHROPIC_ERROR_TYPES = {
+    "rate_limit": "rate_limit_error",
+    "server": "api_error",
+    "overloaded": "overloaded_error",
+    "invalid_request": "invalid_request_error",
+    "authentication": "authentication_error",
+    "not_found": "not_found_error",
+}
+
+
+def _anthropic_output(body: Json) -> tuple[str | None, Json | None, bool]:
+    """(output name, schema, via tool) of a forced tool or an output_config format."""
+    choice = _dict(body.get("tool_choice"))
+    if choice.get("type") == "tool":
+        name = choice.get("name")
+        for tool in _list(body.get("tools")):
+            if _dict(tool).get("name") == name:
+                return name, _dict(tool.get("input_schema")), True
+        return name, None, True
+    output_format = _dict(_dict(body.get("output_config")).get("format"))
+    if output_format.get("type") == "json_schema":
+        return None, _dict(output_format.get("schema")), False
+    return None, None, False
+
+
+class _Anthropic:
+    api: Api = "anthropic"
+
+    def describe(self, body: Json, headers: dict[str, str]) -> FakeRequest:
+        name, schema, via_tool = _anthropic_output(body)
+        messages = [m for m in _list(body.get("messages")) if isinstance(m, dict)]
+        return FakeRequest(
+            api="anthropic",
+            model=str(body.get("model", "")),
+            body=body,
+            headers=headers,
+            stream=bool(body.get("stream")),
+            system_text=_content_text(body.get("system")),
+            messages_text="\n\n".join(_content_text(m.get("content")) for m in messages),
+            tool_names=[str(_dict(t).get("name")) for t in _list(body.get("tools"))],
+            output_name=name,
+            output_schema=schema,
+            temperature=body.get("temperature"),
+            max_tokens=body.get("max_tokens"),
+            output_via_tool=via_tool,
+        )
+
+    def check(self, body: Json, headers: dict[str, str]) -> _ApiError | None:
+        # The SDK sends `Authorization: Bearer <key>`; older clients send `x-api-key`.
+        if not headers.get("x-api-key") and not _bearer_token(headers):
+            return _ApiError(401, "authentication", "x-api-key header is required")
+        for required in ("model", "max_tokens", "messages"):
+            if required not in body:
+                return _ApiError(400, "invalid_request", f"{required}: Field required")
+        if not _list(body.get("messages")):
+            return _ApiError(400, "invalid_request", "messages: at least one message is required")
+        return self._check_tools(body) or self._check_breakpoints(body)
+
+    @staticmethod
+    def _check_tools(body: Json) -> _ApiError | None:
+        tools = [_dict(t) for t in _list(body.get("tools"))]
+        for i, tool in enumerate(tools):
+            if "type" not in tool and _dict(tool.get("input_schema")).get("type") != "object":
+                return _ApiError(
+                    400, "invalid_request", f"tools.{i}.custom.input_schema.type: Field required"
+                )
+        choice = _dict(body.get("tool_choice"))
+        if choice.get("type") == "tool" and choice.get("name") not in {
+            t.get("name") for t in tools
+        }:
+            return _ApiError(
+                400,
+                "invalid_request",
+                f"tool_choice: tool '{choice.get('name')}' was not found in the tools list",
+            )
+        return None
+
+    def _check_breakpoints(self, body: Json) -> _ApiError | None:
+        explicit = {k: v for k, v in body.items() if k != "cache_control"}
+        found = sum(p.breakpoint for p in self.pieces(explicit)) + bool(body.get("cache_control"))
+        if found > ANTHROPIC_MAX_BREAKPOINTS:
+            return _ApiError(
+                400,
+                "invalid_request",
+                f"A maximum of {ANTHROPIC_MAX_BREAKPOINTS} blocks with cache_control may be "
+                f"provided. Found {found}.",
+            )
+        return None
+
+    def pieces(self, body: Json) -> list[_Piece]:
+        pieces = [
+            _Piece(
+                "tools",
+                _canonical(_without_cache_control(tool)),
+                count_tokens(_canonical(_without_cache_control(tool))),
+                bool(tool.get("cache_control")),
+            )
+            for tool in map(_dict, _list(body.get("tools")))
+        ]
+        pieces += [_block_piece("system", "system", b) for b in _as_blocks(body.get("system"))]
+        for message in map(_dict, _list(body.get("messages"))):
+            role = str(message.get("role"))
+            pieces += [
+                _block_piece("messages", role, b) for b in _as_blocks(message.get("content"))
+            ]
+        # A top-level cache_control marks the last cacheable block.
+        if body.get("cache_control") and pieces:
+            last = pieces[-1]
+            pieces[-1] = _Piece(last.section, last.material, last.tokens, True)
+        return pieces
+
+    def account(self, cache: _PromptCache, request: FakeRequest, minimum: int) -> _CacheResult:
+        salt = _canonical(request.body.get("tool_choice"))
+        return cache.anthropic(
+            f"anthropic\x00{request.model}", self.pieces(request.body), salt, minimum
+        )
+
+    def error(self, err: _ApiError) -> Response:
+        body = {
+            "type": "error",
+            "error": {
+                "type": _ANTHROPIC_ERROR_TYPES[err.kind],
+                "message": err.message,
+            },
+            "request_id": _new_id("req_"),
+        }
+        return JSONResponse(body, status_code=err.status, headers=_error_headers(err))
+
+    def default_message(self, kind: ErrorKind, model: str) -> str:
+        return {"authentication": "invalid x-api-key", "not_found": f"model: {model}"}.get(
+            kind, "Error"
+        )
+
+    def usage(self, answer: _Answer, cache: _CacheResult) -> Json:
+        return {
+            "input_tokens": cache.total - cache.read - cache.write,
+            "output_tokens": answer.output_tokens,
+            "cache_creation_input_tokens": cache.write,
+            "cache_read_input_tokens": cache.read,
+            "cache_creation": {
+                "ephemeral_5m_input_tokens": cache.write,
+                "ephemeral_1h_input_tokens": 0,
+            },
+            "service_tier": "standard",
+        }
+
+    @staticmethod
+    def _stop(answer: _Answer) -> str:
+        return "refusal" if answer.stop == "content_filter" else answer.stop
+
+    def _message(self, request: FakeRequest, content: list[Json], stop: str | None) -> Json:
+        return {
+            "id": _new_id("msg_"),
+            "type": "message",
+            "role": "assistant",
+            "model": request.model,
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+        }
+
+    def render(self, request: FakeRequest, answer: _Answer, cache: _CacheResult) -> Json:
+        block: Json = {"type": "text", "text": answer.text}
+        if answer.tool is not None:
+            block = {
+                "type": "tool_use",
+                "id": _new_id("toolu_"),
+                "name": answer.tool,
+                "input": answer.tool_input,
+            }
+        message = self._message(request, [block], self._stop(answer))
+        message["usage"] = self.usage(answer, cache)
+        return message
+
+    def stream(self, request: FakeRequest, answer: _Answer, cache: _CacheResult) -> _StreamPlan:
+        usage = self.usage(answer, cache)
+        start = self._message(request, [], None)
+        start["usage"] = {**usage, "output_tokens": 1}
+        block: Json = {"type": "text", "text": ""}
+        delta_type, delta_key = "text_delta", "text"
+        if answer.tool is not None:
+            block = {"type": "tool_use", "id": _new_id("toolu_"), "name": answer.tool, "input": {}}
+            delta_type, delta_key = "input_json_delta", "partial_json"
+        head = [
+            _sse({"type": "message_start", "message": start}, "message_start"),
+            _sse(
+                {"type": "content_block_start", "index": 0, "content_block": block},
+                "content_block_start",
+            ),
+            _sse({"type": "ping"}, "ping"),
+        ]
+        deltas = [
+            _sse(
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": delta_type, delta_key: piece},
+                },
+                "content_block_delta",
+            )
+            for piece in _chunks(answer.text)
+        ]
+        final_usage = {"output_tokens": answer.output_tokens}
+        tail = [
+            _sse({"type": "content_block_stop", "index": 0}, "content_block_stop"),
+            _sse(
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": self._stop(answer), "stop_sequence": None},
+                    "usage": final_usage,
+                },
+                "message_delta",
+            ),
+            _sse({"type": "message_stop"}, "message_stop"),
+        ]
+        return _StreamPlan(head, deltas, tail, usage)
+
+    def malformed(self, stream: bool) -> bytes:
+        if stream:
+            return b'event: message_start\ndata: {"type": "message_start", "message": {"id": \n\n'
+        return b'{"id": "msg_fake", "type": "message", "role": "assistant", "content": [{"ty'
+
+
+def _block_piece(section: Literal["system", "messages"], role: str, block: Json) -> _Piece:
+    bare = _without_cache_control(block)
+    text = bare.get("text") if bare.get("type") == "text" else None
+    tokens = count_tokens(text if isinstance(text, str) else _canonical(bare))
+    return _Piece(section, _canonical([role, bare]), tokens, bool(block.get("cache_control")))
+
+
+def _bearer_token(headers: dict[str, str]) -> str:
+    scheme, _, token = headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def _error_headers(err: _ApiError) -> dict[str, str]:
+    if err.retry_after is None:
+        return {}
+    return {"retry-after": format(err.retry_after, "g")}
+
+
+# --------------------------------------------------------------------------------------------
+# OpenAI Chat Completions API
+# --------------------------------------------------------------------------------------------
+
+_OPENAI_ERRORS: dict[str, tuple[str, str | None]] = {
+    "rate_limit": ("requests", "rate_limit_exceeded"),
+    "server": ("server_error", None),
+    "overloaded": ("server_error", None),
+    "invalid_request": ("invalid_request_error", None),
+    "authentication": ("invalid_request_error", "invalid_api_key"),
+    "not_found": ("invalid_request_error", "model_not_found"),
+}
+_OPENAI_FINISH = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    # A structured-output refusal ends normally and carries `message.refusal`.
+    "refusal": "stop",
+}
+
+
+def _openai_output(body: Json) -> tuple[str | None, Json | None, bool]:
+    response_format = _dict(body.get("response_format"))
+    if response_format.get("type") == "json_schema":
+        spec = _dict(response_format.get("json_schema"))
+        return spec.get("name"), _dict(spec.get("schema")), False
+    choice = _dict(body.get("tool_choice"))
+    if choice.get("type") == "function":
+        name = _dict(choice.get("function")).get("name")
+        for tool in map(_dict, _list(body.get("tools"))):
+            function = _dict(tool.get("function"))
+            if function.get("name") == name:
+                return name, _dict(function.get("parameters")), True
+        return name, None, True
+    return None, None, False
+
+
+class _OpenAI:
+    api: Api = "openai"
+
+    def describe(self, body: Json, headers: dict[str, str]) -> FakeRequest:
+        name, schema, via_tool = _openai_output(body)
+        messages = [m for m in _list(body.get("messages")) if isinstance(m, dict)]
+        system = [m for m in messages if m.get("role") in ("system", "developer")]
+        others = [m for m in messages if m.get("role") not in ("system", "developer")]
+        max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
+        return FakeRequest(
+            api="openai",
+            model=str(body.get("model", "")),
+            body=body,
+            headers=headers,
+            stream=bool(body.get("stream")),
+            system_text="\n\n".join(_content_text(m.get("content")) for m in system),
+            messages_text="\n\n".join(_content_text(m.get("content")) for m in others),
+            tool_names=[
+                str(_dict(_dict(t).get("function")).get("name")) for t in _list(body.get("tools"))
+            ],
+            output_name=name,
+            output_schema=schema,
+            temperature=body.get("temperature"),
+            max_tokens=max_tokens,
+            output_via_tool=via_tool,
+        )
+
+    def check(self, body: Json, headers: dict[str, str]) -> _ApiError | None:
+        if not _bearer_token(headers):
+            return _ApiError(
+                401,
+                "authentication",
+                "You didn't provide an API key. You need to provide your API key in an "
+                "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+            )
+        for required in ("model", "messages"):
+            if required not in body:
+                return _ApiError(
+                    400,
+                    "invalid_request",
+                    f"Missing required parameter: '{required}'.",
+                    param=required,
+                )
+        return self._check_response_format(body) or self._check_tools(body)
+
+    @staticmethod
+    def _check_response_format(body: Json) -> _ApiError | None:
+        response_format = _dict(body.get("response_format"))
+        if response_format.get("type") != "json_schema":
+            return None
+        spec = _dict(response_format.get("json_schema"))
+        name = spec.get("name")
+        if not isinstance(name, str) or not _SCHEMA_NAME.match(name):
+            return _ApiError(
+                400,
+                "invalid_request",
+                "Invalid 'response_format.json_schema.name': "
+                "string does not match pattern '^[a-zA-Z0-9_-]+$'.",
+                param="response_format.json_schema.name",
+            )
+        if spec.get("strict") is True:
+            problem = strict_schema_error(spec.get("schema"))
+            if problem:
+                return _ApiError(
+                    400,
+                    "invalid_request",
+                    f"Invalid schema for response_format '{name}': {problem}",
+                    param="response_format",
+                )
+        return None
+
+    @staticmethod
+    def _check_tools(body: Json) -> _ApiError | None:
+        names = set()
+        for i, tool in enumerate(map(_dict, _list(body.get("tools")))):
+            function = _dict(tool.get("function"))
+            names.add(function.get("name"))
+            if function.get("strict") is True:
+                problem = strict_schema_error(function.get("parameters"))
+                if problem:
+                    return _ApiError(
+                        400,
+                        "invalid_request",
+                        f"Invalid schema for function '{function.get('name')}': {problem}",
+                        param=f"tools[{i}].function.parameters",
+                    )
+        choice = _dict(body.get("tool_choice"))
+        wanted = _dict(choice.get("function")).get("name")
+        if choice.get("type") == "function" and wanted not in names:
+            return _ApiError(
+                400,
+                "invalid_request",
+                f"Invalid value for 'tool_choice': function '{wanted}' not found in 'tools'.",
+                param="tool_choice",
+            )
+        return None
+
+    def pieces(self, body: Json) -> list[_Piece]:
+        pieces = [
+            _Piece("tools", _canonical(tool), count_tokens(_canonical(tool)))
+            for tool in _list(body.get("tools"))
+        ]
+        if "response_format" in body:
+            material = _canonical(body["response_format"])
+            pieces.append(_Piece("tools", material, count_tokens(material)))
+        for message in map(_dict, _list(body.get("messages"))):
+            tokens = count_tokens(_content_text(message.get("content")))
+            if message.get("tool_calls"):
+                tokens += count_tokens(_canonical(message["tool_calls"]))
+            pieces.append(_Piece("messages", _canonical(message), tokens))
+        return pieces
+
+    def account(self, cache: _PromptCache, request: FakeRequest, minimum: int) -> _CacheResult:
+        return cache.openai(f"openai\x00{request.model}", self.pieces(request.body), minimum)
+
+    def error(self, err: _ApiError) -> Response:
+        error_type, code = _OPENAI_ERRORS[err.kind]
+        # OpenAI has no 529; an overloaded engine answers 503.
+        status = 503 if err.status == 529 else err.status
+        body = {
+            "error": {"message": err.message, "type": error_type, "param": err.param, "code": code}
+        }
+        return JSONResponse(body, status_code=status, headers=_error_headers(err))
+
+    def default_message(self, kind: ErrorKind, model: str) -> str:
+        if kind == "not_found":
+            return f"The model `{model}` does not exist or you do not have access to it."
+        return "Incorrect API key provided." if kind == "authentication" else "Error"
+
+    def usage(self, answer: _Answer, cache: _CacheResult) -> Json:
+        return {
+            "prompt_tokens": cache.total,
+            "completion_tokens": answer.output_tokens,
+            "total_tokens": cache.total + answer.output_tokens,
+            "prompt_tokens_details": {"cached_tokens": cache.read, "audio_tokens": 0},
+            "completion_tokens_details": {
+                "reasoning_tokens": 0,
+                "audio_tokens": 0,
+                "accepted_prediction_tokens": 0,
+                "rejected_prediction_tokens": 0,
+            },
+        }
+
+    @staticmethod
+    def _finish(request: FakeRequest, answer: _Answer) -> str:
+        if answer.stop == "tool_use" and _dict(request.body.get("tool_choice")).get("type"):
+            # A named tool_choice ends with "stop" on the real API, not "tool_calls".
+            return "stop"
+        return _OPENAI_FINISH.get(answer.stop, answer.stop)
+
+    @staticmethod
+    def _envelope(request: FakeRequest, obj: str, completion_id: str) -> Json:
+        return {
+            "id": completion_id,
+            "object": obj,
+            "created": int(time.time()),
+            "model": request.model,
+            "system_fingerprint": "fp_fake",
+            "service_tier": "default",
+        }
+
+    def render(self, request: FakeRequest, answer: _Answer, cache: _CacheResult) -> Json:
+        message: Json = {
+            "role": "assistant",
+            "content": answer.text,
+            "refusal": None,
+            "annotations": [],
+        }
+        if answer.stop == "refusal" and answer.tool is None:
+            message.update(content=None, refusal=answer.text)
+        if answer.tool is not None:
+            message["content"] = None
+            message["tool_calls"] = [
+                {
+                    "id": _new_id("call_"),
+                    "type": "function",
+                    "function": {"name": answer.tool, "arguments": answer.text},
+                }
+            ]
+        body = self._envelope(request, "chat.completion", _new_id("chatcmpl-"))
+        body["choices"] = [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": self._finish(request, answer),
+            }
+        ]
+        body["usage"] = self.usage(answer, cache)
+        return body
+
+    def stream(self, request: FakeRequest, answer: _Answer, cache: _CacheResult) -> _StreamPlan:
+        completion_id = _new_id("chatcmpl-")
+        with_usage = bool(_dict(request.body.get("stream_options")).get("include_usage"))
+
+        def chunk(delta: Json, finish: str | None = None) -> str:
+            body = self._envelope(request, "chat.completion.chunk", completion_id)
+            body["choices"] = [
+                {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+            ]
+            if with_usage:
+                body["usage"] = None
+            return _sse(body)
+
+        if answer.tool is None:
+            first: Json = {"role": "assistant", "content": "", "refusal": None}
+            deltas = [chunk({"content": piece}) for piece in _chunks(answer.text)]
+        else:
+            call = {
+                "index": 0,
+                "id": _new_id("call_"),
+                "type": "function",
+                "function": {"name": answer.tool, "arguments": ""},
+            }
+            first = {"role": "assistant", "content": None, "refusal": None, "tool_calls": [call]}
+            deltas = [
+                chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+                for piece in _chunks(answer.text)
+            ]
+        tail = [chunk({}, self._finish(request, answer))]
+        usage = self.usage(answer, cache) if with_usage else None
+        if usage is not None:
+            last = self._envelope(request, "chat.completion.chunk", completion_id)
+            tail.append(_sse({**last, "choices": [], "usage": usage}))
+        tail.append(_sse("[DONE]"))
+        return _StreamPlan([chunk(first)], deltas, tail, usage)
+
+    def malformed(self, stream: bool) -> bytes:
+        if stream:
+            return b'data: {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "choi\n\n'
+        return b'{"id": "chatcmpl-fake", "object": "chat.completion", "choices": [{"ind'
+
+
+# --------------------------------------------------------------------------------------------
+# The server
+# --------------------------------------------------------------------------------------------
+
+
+async def _sleep_until(deadline: float) -> None:
+    delay = deadline - time.monotonic()
+    if delay > 0:
+        await asyncio.sleep(delay)
+
+
+class FakeModelServer:
+    """The scriptable state behind the HTTP app; run it with `run_fake_model_server()`."""
+
+    def __init__(self) -> None:
+        self.url = ""
+        self.calls: list[RecordedCall] = []
+        self.min_cache_tokens: dict[str, int] = {"*": DEFAULT_MIN_CACHE_TOKENS}
+        self._rules: list[_Rule] = []
+        self._default: Callable[[FakeRequest], Reply] = default_reply
+        self._cache = _PromptCache()
+        self._attempts: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._dialects: dict[Api, _Dialect] = {"anthropic": _Anthropic(), "openai": _OpenAI()}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._release: asyncio.Event | None = None  # set to free every hanging request
+        # Served by GET /api/tags, so the fake also passes for a local Ollama.
+        self.ollama_models: list[str] = []
+        self.app = self._build_app()
+
+    # -- scripting ---------------------------------------------------------------------------
+
+    @property
+    def anthropic_url(self) -> str:
+        return self.url
+
+    @property
+    def openai_url(self) -> str:
+        return self.url + "/v1"
+
+    def on(
+        self,
+        match: Callable[[FakeRequest], bool] | None = None,
+        *,
+        reply: ReplySpec,
+        times: int | None = None,
+    ) -> None:
+        """Add a rule. Rules are tried in the order added; one with `times` is used up after
+        that many matches; a request no rule matches gets the default reply."""
+        with self._lock:
+            self._rules.append(_Rule(match, reply, times))
+
+    def default(self, reply_factory: Callable[[FakeRequest], Reply]) -> None:
+        with self._lock:
+            self._default = reply_factory
+
+    def reset(self) -> None:
+        """Forget rules, calls, retries and the cache; restore the default reply and cache
+        minimums; release hanging requests."""
+        with self._lock:
+            self._rules.clear()
+            self.calls.clear()
+            self._attempts.clear()
+            self._cache = _PromptCache()
+            self._default = default_reply
+            self.min_cache_tokens = {"*": DEFAULT_MIN_CACHE_TOKENS}
+            self.ollama_models = []
+        self._release_hangs()
+
+    def count_tokens(self, text: str) -> int:
+        return count_tokens(text)
+
+    def calls_labelled(self, label: str) -> list[RecordedCall]:
+        return [c for c in list(self.calls) if c.label == label]
+
+    def _min_cache(self, model: str) -> int:
+        return self.min_cache_tokens.get(model, self.min_cache_tokens.get("*", 1024))
+
+    def _choose(self, request: FakeRequest) -> Reply | FaultReply:
+        with self._lock:
+            spec: ReplySpec | None = None
+            for rule in self._rules:
+                if rule.remaining == 0 or (rule.match is not None and not rule.match(request)):
+                    continue
+                if rule.remaining is not None:
+                    rule.remaining -= 1
+                spec = rule.reply
+                break
+            fallback = self._default
+        if spec is None:
+            return fallback(request)
+        return spec(request) if callable(spec) else spec
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def _release_hangs(self) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+
+        def release() -> None:
+            if self._release is not None:
+                self._release.set()
+            self._release = asyncio.Event()
+
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(release)
+
+    def _attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._release = asyncio.Event()
+
+    # -- HTTP --------------------------------------------------------------------------------
+
+    def _build_app(self) -> FastAPI:
+        app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+
+        @app.post("/v1/messages")
+        async def messages(request: Request) -> Response:
+            return await self._handle("anthropic", request)
+
+        @app.post("/v1/messages/count_tokens")
+        async def count(request: Request) -> Response:
+            body = _dict(json.loads(await request.body() or b"{}"))
+            pieces = self._dialects["anthropic"].pieces(body)
+            return JSONResponse({"input_tokens": sum(p.tokens for p in pieces)})
+
+        @app.post("/v1/chat/completions")
+        async def completions(request: Request) -> Response:
+            return await self._handle("openai", request)
+
+        @app.get("/api/tags")
+        async def ollama_tags() -> Response:
+            return JSONResponse({"models": [_ollama_model(name) for name in self.ollama_models]})
+
+        @app.get("/health")
+        async def health() -> Response:
+            return JSONResponse({"ok": True})
+
+        return app
+
+    def _record(self, api: Api, request: FakeRequest, raw: bytes, started: float) -> RecordedCall:
+        key = hashlib.sha256(api.encode() + b"\x00" + raw).hexdigest()
+        with self._lock:
+            self._attempts[key] = self._attempts.get(key, 0) + 1
+            call = RecordedCall(
+                api=api,
+                model=request.model,
+                request=request,
+                status=0,
+                started_at=started,
+                began_at=None,
+                ended_at=math.nan,
+                usage=None,
+                attempt_of=self._attempts[key],
+                label=request.label,
+            )
+            self.calls.append(call)
+        return call
+
+    async def _handle(self, api: Api, http: Request) -> Response:
+        started = time.monotonic()
+        dialect = self._dialects[api]
+        raw = await http.body()
+        headers = {k.lower(): v for k, v in http.headers.items()}
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        request = dialect.describe(_dict(body), headers)
+        call = self._record(api, request, raw, started)
+        problem = dialect.check(_dict(body), headers)
+        if body is None or not isinstance(body, dict):
+            problem = problem or _ApiError(
+                400, "invalid_request", "The request body is not valid JSON."
+            )
+        if problem is not None:
+            return self._finish_error(call, dialect, problem)
+        reply = self._choose(request)
+        call.reply = reply
+        if isinstance(reply, FaultReply):
+            return await self._fault(call, dialect, reply, http)
+        return await self._answer(call, dialect, reply)
+
+    def _finish_error(self, call: RecordedCall, dialect: _Dialect, err: _ApiError) -> Response:
+        call.status = 503 if dialect.api == "openai" and err.status == 529 else err.status
+        call.ended_at = time.monotonic()
+        return dialect.error(err)
+
+    async def _fault(
+        self, call: RecordedCall, dialect: _Dialect, fault: FaultReply, http: Request
+    ) -> Response:
+        await _sleep_until(call.started_at + fault.latency_s)
+        if fault.kind == "hang":
+            return await self._hang(call, dialect, http)
+        if fault.kind == "malformed":
+            call.status = 200
+            call.ended_at = time.monotonic()
+            media = "text/event-stream" if call.request.stream else "application/json"
+            return Response(dialect.malformed(call.request.stream), media_type=media)
+        message = fault.message or dialect.default_message(fault.error, call.model)
+        err = _ApiError(fault.status, fault.error, message, retry_after=fault.retry_after)
+        return self._finish_error(call, dialect, err)
+
+    async def _hang(self, call: RecordedCall, dialect: _Dialect, http: Request) -> Response:
+        release = self._release
+        assert release is not None, "the server is not running"
+        while not release.is_set():
+            if await http.is_disconnected():
+                call.status = 499  # the client gave up
+                call.ended_at = time.monotonic()
+                return Response(status_code=499)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(release.wait(), 0.05)
+        return self._finish_error(
+            call, dialect, _ApiError(503, "overloaded", "The fake server released a hanging call.")
+        )
+
+    def _begin(self, call: RecordedCall, pending: list[_CacheEntry]) -> None:
+        with self._lock:
+            for entry in pending:
+                entry.readable = True
+            call.began_at = time.monotonic()
+
+    async def _answer(self, call: RecordedCall, dialect: _Dialect, reply: Reply) -> Response:
+        request = call.request
+        answer = _compose(request, reply, self._default_content(request, reply))
+        with self._lock:
+            cache = dialect.account(self._cache, request, self._min_cache(request.model))
+        default_first = 0.0 if request.stream else reply.latency_s
+        first = reply.first_token_s if reply.first_token_s is not None else default_first
+        begin_at = call.started_at + first
+        end_at = call.started_at + max(reply.latency_s, first)
+        if request.stream:
+            plan = dialect.stream(request, answer, cache)
+            call.status, call.usage = 200, plan.usage
+            return StreamingResponse(
+                self._stream(call, plan, begin_at, end_at, cache.pending),
+                media_type="text/event-stream",
+                headers={"cache-control": "no-cache"},
+            )
+        body = dialect.render(request, answer, cache)
+        await _sleep_until(begin_at)
+        self._begin(call, cache.pending)
+        await _sleep_until(end_at)
+        call.status, call.usage, call.ended_at = 200, body["usage"], time.monotonic()
+        return JSONResponse(body, headers=_id_header(dialect.api))
+
+    def _default_content(self, request: FakeRequest, reply: Reply) -> Reply:
+        if reply.json is not None or reply.text is not None:
+            return reply
+        with self._lock:
+            factory = self._default
+        return factory(request)
+
+    async def _stream(
+        self,
+        call: RecordedCall,
+        plan: _StreamPlan,
+        begin_at: float,
+        end_at: float,
+        pending: list[_CacheEntry],
+    ) -> AsyncIterator[bytes]:
+        try:
+            await _sleep_until(begin_at)
+            self._begin(call, pending)
+            yield "".join(plan.head).encode()
+            count = len(plan.deltas)
+            for i, part in enumerate(plan.deltas, start=1):
+                await _sleep_until(begin_at + (end_at - begin_at) * i / count)
+                yield part.encode()
+            await _sleep_until(end_at)
+            yield "".join(plan.tail).encode()
+        finally:
+            call.ended_at = time.monotonic()
+
+
+def _ollama_model(name: str) -> Json:
+    return {
+        "name": name,
+        "model": name,
+        "modified_at": "2025-01-01T00:00:00Z",
+        "size": 4_920_753_328,
+        "digest": hashlib.sha256(name.encode()).hexdigest(),
+        "details": {"format": "gguf", "family": "llama", "parameter_size": "8.0B"},
+    }
+
+
+def _id_header(api: Api) -> dict[str, str]:
+    if api == "anthropic":
+        return {"request-id": _new_id("req_")}
+    return {"x-request-id": _new_id("req_")}
+
+
+# --------------------------------------------------------------------------------------------
+# Running it
+# --------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def run_fake_model_server() -> Iterator[FakeModelServer]:
+    """A running fake on a free port; stops cleanly (hanging requests are released)."""
+    fake = FakeModelServer()
+    runner = ServerThread(
+        fake.app,
+        name="fake model server",
+        probe_path="/health",
+        on_loop=fake._attach,
+        on_stop=fake._release_hangs,
+    )
+    runner.start()
+    fake.url = f"http://127.0.0.1:{runner.port}"
+    try:
+        yield fake
+    finally:
+        runner.stop()

@@ -1,0 +1,103 @@
+"""`council models check`, run as the installed console script against the fake server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.model_server import FakeModelServer, Fault
+
+COUNCIL = str(Path(sys.executable).with_name("council"))
+
+
+def run_check(models: FakeModelServer, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "OPENAI_", "COUNCIL_"))
+    }
+    base.update(
+        {
+            "ANTHROPIC_API_KEY": "sk-ant-test-secret-0123456789",
+            "ANTHROPIC_BASE_URL": models.anthropic_url,
+            "OPENAI_API_KEY": "sk-test-secret-0123456789",
+            "OPENAI_BASE_URL": models.openai_url,
+            "COUNCIL_MAX_RETRIES": "0",
+            "COUNCIL_OLLAMA_URL": "http://127.0.0.1:9",
+        }
+    )
+    base.update(env)
+    return subprocess.run(
+        [COUNCIL, "models", "check", *args], capture_output=True, text=True, env=base, timeout=60
+    )
+
+
+def test_check_against_the_fake_reports_each_model(models: FakeModelServer) -> None:
+    done = run_check(models, "--json")
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)
+    assert [r["model"] for r in results] == ["anthropic:claude-sonnet-5-5", "openai:gpt-5.4"]
+    for r in results:
+        assert set(r) == {
+            "model",
+            "ok",
+            "structured",
+            "latency_ms",
+            "input_tokens",
+            "output_tokens",
+            "error",
+        }
+        assert r["ok"] is True and r["structured"] is True and r["error"] is None
+        assert r["input_tokens"] > 0 and r["output_tokens"] > 0
+    assert {c.request.output_name for c in models.calls} == {"ping"}
+
+
+def test_check_table_output(models: FakeModelServer) -> None:
+    done = run_check(models, "--models", "openai:gpt-5.4")
+    assert done.returncode == 0, done.stderr
+    assert "openai:gpt-5.4" in done.stdout and "native" in done.stdout
+
+
+def test_check_reports_an_unreachable_url_and_exits_1(models: FakeModelServer) -> None:
+    done = run_check(
+        models, "--json", "--models", "openai-compatible:qwen@http://127.0.0.1:9/v1,openai:gpt-5.4"
+    )
+    assert done.returncode == 1
+    bad, good = json.loads(done.stdout)
+    assert bad["ok"] is False and "unreachable" in bad["error"]
+    assert good["ok"] is True
+
+
+def test_check_reports_missing_key_and_unknown_model(models: FakeModelServer) -> None:
+    models.on(lambda r: r.model == "no-such-model", reply=Fault.not_found())
+    done = run_check(
+        models,
+        "--json",
+        "--models",
+        "openai:no-such-model,anthropic:claude-opus-5",
+        ANTHROPIC_API_KEY="",
+    )
+    assert done.returncode == 1
+    unknown, missing = json.loads(done.stdout)
+    assert "unknown model" in unknown["error"]
+    assert "ANTHROPIC_API_KEY is not set" in missing["error"]
+    assert "sk-test-secret" not in done.stdout + done.stderr
+
+
+def test_check_with_nothing_configured_says_what_to_set(models: FakeModelServer) -> None:
+    done = run_check(models, ANTHROPIC_API_KEY="", OPENAI_API_KEY="")
+    assert done.returncode == 1
+    assert "ANTHROPIC_API_KEY" in done.stderr and "COUNCIL_MODELS" in done.stderr
+
+
+def test_check_offers_a_local_ollama_when_no_key_is_set(models: FakeModelServer) -> None:
+    models.ollama_models = ["llama3.1:8b"]
+    done = run_check(
+        models, "--json", ANTHROPIC_API_KEY="", OPENAI_API_KEY="", COUNCIL_OLLAMA_URL=models.url
+    )
+    assert done.returncode == 0, done.stderr
+    (result,) = json.loads(done.stdout)
+    assert result["model"] == "ollama:llama3.1:8b" and result["ok"] is True

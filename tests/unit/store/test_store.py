@@ -1,0 +1,417 @@
+"""The store on SQLite files and on PostgreSQL: migrations, records, resume, costs.
+
+The ledger's shared behaviour (ordering, step idempotency) is in test_ledger.py; here are
+the things only a database has: schema migrations, several processes and handles on one
+database, and reopening it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Connection, text
+from sqlalchemy.engine import URL
+
+from bot.council.ledger import EventKind, UnknownDeliberationError
+from bot.store import Database, SqlLedger, records
+from bot.store.models import Base
+from bot.store.records import DeliberationStatus, PersonaOutcome
+from bot.store.urls import async_url
+from tests.support.postgres import PostgresServer, find_postgres
+
+BACKENDS = ["sqlite", "postgresql"]
+
+
+@dataclass
+class Postgres:
+    server: PostgresServer
+    # This worker's shared database; tests keep apart by using fresh keys and ids.
+    url: URL
+
+
+@pytest.fixture(scope="session")
+async def store_pg() -> AsyncIterator[Postgres | str]:
+    """PostgreSQL for this worker, or the reason it is missing (the PG cases then skip)."""
+    server, reason = await find_postgres()
+    if server is None:
+        yield reason
+        return
+    await server.drop_stale()
+    async with server.database("store") as url:
+        yield Postgres(server, url)
+
+
+def _postgres(store_pg: Postgres | str) -> Postgres:
+    if isinstance(store_pg, str):
+        pytest.skip(store_pg)
+    return store_pg
+
+
+@pytest.fixture(params=BACKENDS)
+async def fresh_url(
+    request: pytest.FixtureRequest, tmp_path: Path, store_pg: Postgres | str
+) -> AsyncIterator[str]:
+    """An empty database that has never been migrated."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'fresh.db'}"
+        return
+    async with _postgres(store_pg).server.database("fresh") as url:
+        yield url.render_as_string(hide_password=False)
+
+
+@pytest.fixture(params=BACKENDS)
+async def db_url(request: pytest.FixtureRequest, tmp_path: Path, store_pg: Postgres | str) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'council.db'}"
+    return _postgres(store_pg).url.render_as_string(hide_password=False)
+
+
+@pytest.fixture
+async def db(db_url: str) -> AsyncIterator[Database]:
+    database = Database(db_url)
+    await database.connect()
+    try:
+        yield database
+    finally:
+        await database.dispose()
+
+
+async def new_deliberation(
+    db: Database, *, repo: str | None = None, pr_number: int = 1, key: str | None = None
+) -> records.DeliberationRecord:
+    return await records.create_deliberation(
+        db,
+        key=key or f"job-{uuid.uuid4()}",
+        repo=repo or f"octo/{uuid.uuid4().hex[:8]}",
+        pr_number=pr_number,
+        head_sha="b" * 40,
+        trigger="opened",
+        protocol="board",
+        topic="Review this pull request",
+        installation_id=42,
+    )
+
+
+def unique_installation() -> int:
+    return random.randrange(10**9, 10**12)
+
+
+# --- URLs and migrations ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("sqlite:///council.db", "sqlite+aiosqlite:///council.db"),
+        ("sqlite+aiosqlite:///council.db", "sqlite+aiosqlite:///council.db"),
+        ("postgresql://u:p@db:5432/council", "postgresql+asyncpg://u:p@db:5432/council"),
+        ("postgres://u@db/council", "postgresql+asyncpg://u@db/council"),
+        ("postgresql+psycopg://u@db/council", "postgresql+asyncpg://u@db/council"),
+    ],
+)
+def test_plain_urls_get_the_async_driver(given: str, expected: str) -> None:
+    assert async_url(given) == expected
+
+
+def test_unsupported_backend_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="mysql"):
+        Database("mysql://u@db/council")
+
+
+def test_repr_hides_the_password() -> None:
+    assert "s3cret" not in repr(Database("postgresql://council:s3cret@db/council"))
+
+
+def _schema_diff(connection: Connection) -> list[Any]:
+    context = MigrationContext.configure(connection, opts={"compare_type": True})
+    return list(compare_metadata(context, Base.metadata))
+
+
+async def test_migrates_an_empty_database_to_head_and_again(fresh_url: str) -> None:
+    db = Database(fresh_url)
+    try:
+        assert await db.schema_revision() is None
+        await db.connect()
+        await db.connect()
+        assert await db.schema_revision() == Database.head_revision() == "0001"
+        # The revision creates exactly what the models declare.
+        async with db.engine.connect() as connection:
+            assert await connection.run_sync(_schema_diff) == []
+    finally:
+        await db.dispose()
+    async with Database(fresh_url) as reopened:
+        assert await reopened.schema_revision() == "0001"
+
+
+MIGRATE_SCRIPT = """
+import asyncio, sys
+from bot.store import Database
+
+async def main() -> None:
+    db = Database(sys.argv[1])
+    await db.connect()
+    await db.dispose()
+
+asyncio.run(main())
+"""
+
+
+async def test_two_processes_migrate_one_database_at_once(fresh_url: str, tmp_path: Path) -> None:
+    async def migrate() -> tuple[int | None, bytes]:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            MIGRATE_SCRIPT,
+            fresh_url,
+            cwd=tmp_path,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        output, _ = await process.communicate()
+        return process.returncode, output
+
+    results = await asyncio.gather(migrate(), migrate())
+
+    assert [code for code, _ in results] == [0, 0], [out.decode()[-2000:] for _, out in results]
+    async with Database(fresh_url) as db:
+        assert await db.schema_revision() == "0001"
+        assert (await new_deliberation(db)).status is DeliberationStatus.RUNNING
+
+
+async def test_sqlite_runs_in_wal_mode(tmp_path: Path) -> None:
+    database = Database(f"sqlite:///{tmp_path / 'shared.db'}")
+    async with database as db, db.session(readonly=True) as session:
+        mode = (await session.execute(text("PRAGMA journal_mode"))).scalar_one()
+    assert mode == "wal"
+
+
+# --- deliberations ---------------------------------------------------------------------
+
+
+async def test_create_deliberation_is_get_or_create_by_key(db: Database) -> None:
+    first = await new_deliberation(db, key="job-abc-" + uuid.uuid4().hex)
+    again = await new_deliberation(db, key=first.key, repo="other/repo")
+
+    assert again.id == first.id
+    assert again.repo == first.repo
+    assert first.status is DeliberationStatus.RUNNING
+    assert first.cost_usd == 0.0
+    assert first.created_at.tzinfo is not None
+    assert await records.get_deliberation(db, first.id) == await records.find_deliberation(
+        db, first.key
+    )
+
+
+async def test_racing_workers_create_one_deliberation(db: Database) -> None:
+    other = Database(db.url)
+    key = f"job-{uuid.uuid4()}"
+    try:
+        created = await asyncio.gather(
+            *(new_deliberation(handle, key=key) for handle in [db, other] * 5)
+        )
+    finally:
+        await other.dispose()
+
+    assert len({record.id for record in created}) == 1
+
+
+async def test_lookups_of_missing_things_return_none(db: Database) -> None:
+    assert await records.get_deliberation(db, str(uuid.uuid4())) is None
+    assert await records.find_deliberation(db, "no-such-job") is None
+    assert await records.find_by_check_run(db, unique_installation()) is None
+    assert await records.latest_for_pr(db, "nobody/nothing", 1) is None
+    assert await records.running_for_pr(db, "nobody/nothing", 1) == []
+
+
+async def test_publication_is_found_by_check_run(db: Database) -> None:
+    deliberation = await new_deliberation(db)
+    check_run_id = unique_installation()
+
+    await records.record_publication(db, deliberation.id, comment_id=9_000_000_001)
+    updated = await records.record_publication(db, deliberation.id, check_run_id=check_run_id)
+
+    assert updated.comment_id == 9_000_000_001  # kept, not cleared
+    assert updated.check_run_id == check_run_id
+    found = await records.find_by_check_run(db, check_run_id)
+    assert found is not None and found.id == deliberation.id
+
+
+async def test_set_status_finishes_and_keeps_what_is_not_given(db: Database) -> None:
+    deliberation = await new_deliberation(db)
+
+    done = await records.set_status(
+        db,
+        deliberation.id,
+        DeliberationStatus.COMPLETED,
+        resolution="approve",
+        conclusion="success",
+        advisory_json='{"verdict": "APPROVE"}',
+        cost_usd=0.42,
+    )
+    superseded = await records.set_status(db, deliberation.id, DeliberationStatus.SUPERSEDED)
+
+    assert done.finished_at is not None and done.finished_at >= done.created_at
+    assert (done.resolution, done.conclusion, done.cost_usd) == ("approve", "success", 0.42)
+    assert superseded.status is DeliberationStatus.SUPERSEDED
+    assert superseded.resolution == "approve"
+    assert superseded.advisory_json == '{"verdict": "APPROVE"}'
+    assert await records.get_deliberation(db, deliberation.id) == superseded
+    with pytest.raises(records.DeliberationNotFoundError):
+        await records.set_status(db, str(uuid.uuid4()), DeliberationStatus.FAILED)
+
+
+async def test_latest_and_running_for_a_pr(db: Database) -> None:
+    repo = f"octo/{uuid.uuid4().hex[:8]}"
+    oldest = await new_deliberation(db, repo=repo, pr_number=5)
+    middle = await new_deliberation(db, repo=repo, pr_number=5)
+    newest = await new_deliberation(db, repo=repo, pr_number=5)
+    await new_deliberation(db, repo=repo, pr_number=6)
+    await records.set_status(db, middle.id, DeliberationStatus.CANCELLED)
+
+    latest = await records.latest_for_pr(db, repo, 5)
+    running = await records.running_for_pr(db, repo, 5)
+
+    assert latest is not None and latest.id == newest.id
+    assert [record.id for record in running] == [newest.id, oldest.id]
+
+
+# --- the SQL ledger on a real database -------------------------------------------------
+
+
+async def test_ledger_survives_reopening_the_database(db_url: str) -> None:
+    async with Database(db_url) as first:
+        deliberation = await new_deliberation(first)
+        ledger = SqlLedger(first)
+        for n in range(5):
+            await ledger.append(
+                deliberation.id, EventKind.SEAT_RETURNED, {"seat": n}, step=f"assess/seat-{n}/1"
+            )
+
+    # A new process (a new Database object) resumes from what the first one wrote.
+    async with Database(db_url) as second:
+        ledger = SqlLedger(second)
+        events = await ledger.events(deliberation.id)
+        replayed = await ledger.append(
+            deliberation.id, EventKind.SEAT_RETURNED, {"seat": "again"}, step="assess/seat-3/1"
+        )
+        resumed = await ledger.append(
+            deliberation.id, EventKind.SEAT_RETURNED, {"seat": 5}, step="assess/seat-5/1"
+        )
+
+    assert [(e.seq, e.payload) for e in events] == [(n, {"seat": n}) for n in range(5)]
+    assert replayed == events[3]
+    assert resumed.seq == 5
+
+
+async def test_two_workers_race_on_one_step(db: Database) -> None:
+    other = Database(db.url)
+    deliberation = await new_deliberation(db)
+    try:
+        appended = await asyncio.gather(
+            *(
+                SqlLedger(handle).append(
+                    deliberation.id, EventKind.PUBLISHED, {"comment_id": 1}, step="publish"
+                )
+                for handle in [db, other] * 5
+            )
+        )
+    finally:
+        await other.dispose()
+
+    stored = await SqlLedger(db).events(deliberation.id)
+    assert len(stored) == 1
+    assert all(event == stored[0] for event in appended)
+
+
+async def test_sql_ledger_refuses_an_unknown_deliberation(db: Database) -> None:
+    with pytest.raises(UnknownDeliberationError):
+        await SqlLedger(db).append(str(uuid.uuid4()), EventKind.CONVENED, {})
+
+
+# --- outcomes and track records --------------------------------------------------------
+
+
+async def test_outcome_is_recorded_and_replaced(db: Database) -> None:
+    deliberation = await new_deliberation(db)
+
+    await records.record_outcome(db, deliberation.id, False, [], ["f1", "f2"])
+    replaced = await records.record_outcome(db, deliberation.id, True, ["f1"], ["f2"])
+
+    assert await records.get_outcome(db, deliberation.id) == replaced
+    assert replaced.merged is True
+    assert (replaced.addressed_findings, replaced.unaddressed_findings) == (["f1"], ["f2"])
+    assert replaced.closed_at.tzinfo is not None
+
+
+async def test_persona_track_records(db: Database) -> None:
+    suffix = uuid.uuid4().hex[:8]
+    security, perf, other = f"security-{suffix}", f"performance-{suffix}", f"docs-{suffix}"
+    history = {
+        # persona: [(task type, success), ...]
+        "steady": [(security, True)] * 4 + [(security, False), (perf, False)],
+        "lucky": [(security, True)],
+        "slow": [(perf, False), (perf, False)],
+        "unasked": [(other, True)],
+    }
+    for persona, outcomes in history.items():
+        for task_type, success in outcomes:
+            deliberation = await new_deliberation(db)
+            outcome = PersonaOutcome(persona_id=persona, task_type=task_type, success=success)
+            await records.record_persona_outcomes(db, deliberation.id, [outcome])
+            # A redelivered close replaces, not adds.
+            await records.record_persona_outcomes(db, deliberation.id, [outcome])
+
+    tracks = await records.persona_track_records(db, [security, perf])
+
+    table = {
+        (t.persona_id, t.task_type): (t.outcomes, t.success_rate, t.top_for_task_type)
+        for t in tracks
+    }
+    assert table == {
+        # 4/5 over five outcomes beats 1/1 over one: few outcomes are weighted down.
+        ("steady", security): (5, 0.8, True),
+        ("lucky", security): (1, 1.0, False),
+        # Nobody succeeded at performance, so nobody tops it.
+        ("steady", perf): (1, 0.0, False),
+        ("slow", perf): (2, 0.0, False),
+    }
+    assert await records.persona_track_records(db, []) == []
+
+
+# --- installations and costs -----------------------------------------------------------
+
+
+async def test_daily_cost_accumulates_per_installation_and_day(db: Database) -> None:
+    installation, day = unique_installation(), date(2026, 3, 1)
+
+    assert await records.add_cost(db, installation, day, 1.25) == 1.25
+    assert await records.add_cost(db, installation, day, 2.5) == 3.75
+    await asyncio.gather(*(records.add_cost(db, installation, day, 0.5) for _ in range(10)))
+
+    assert await records.daily_cost(db, installation, day) == 8.75
+    assert await records.daily_cost(db, installation, date(2026, 3, 2)) == 0.0
+    assert await records.daily_cost(db, installation + 1, day) == 0.0
+
+
+async def test_installations_are_upserted_and_deleted(db: Database) -> None:
+    installation = unique_installation()
+
+    await records.upsert_installation(db, installation, "octo", ["octo/a"])
+    updated = await records.upsert_installation(db, installation, "octo-org", ["octo/b", "octo/a"])
+
+    assert await records.get_installation(db, installation) == updated
+    assert (updated.account, updated.repositories) == ("octo-org", ["octo/a", "octo/b"])
+    assert await records.delete_installation(db, installation) is True
+    assert await records.get_installation(db, installation) is None
+    assert await records.delete_installation(db, installation) is False
