@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from unidiff.patch import PatchSet
 
-from bot.cli.localrepo import LocalRepo
 from bot.context import PullRequestMeta, build_context
+from bot.review.localrepo import LocalRepo
 from bot.tokens import TokenEstimator
 
 ROOT = Path(__file__).resolve().parent.parent

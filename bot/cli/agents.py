@@ -11,13 +11,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from bot.cli.gitdiff import DiffError, read_diff_file
-from bot.cli.localrepo import build_local_context
 from bot.cli.runner import EXIT_USAGE
 from bot.context import DEFAULT_BUDGET
 from bot.council.personas import Catalog, load_catalog
 from bot.council.scoring import explain, score_catalog, select_board
 from bot.queue.compose import council_inputs
+from bot.review.local import DiffError, read_diff_file
+from bot.review.localrepo import build_local_context
 
 
 def agents(

@@ -10,9 +10,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from bot.cli.gitdiff import DiffError, read_branch, read_diff_file
-from bot.cli.localrepo import build_local_context
 from bot.context import DEFAULT_BUDGET, BuiltContext
+from bot.review.local import DiffError, read_branch, read_diff_file
+from bot.review.localrepo import build_local_context
 from bot.settings import Settings
 
 EXIT_USAGE = 2

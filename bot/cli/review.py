@@ -11,7 +11,6 @@ from typing import Annotated, NoReturn
 import typer
 from rich.console import Console
 
-from bot.cli.gitdiff import DiffError, LocalChange, read_branch, read_diff_file
 from bot.cli.progress import ProgressView
 from bot.cli.pullrequest import plan_pull_request
 from bot.cli.runner import (
@@ -28,6 +27,7 @@ from bot.council.advisory import Resolution
 from bot.council.convene import ConveneError
 from bot.logs import configure_logging
 from bot.providers import ConfigurationError
+from bot.review.local import DiffError, LocalChange, read_branch, read_diff_file
 from bot.settings import Settings
 
 NO_PROVIDER = (

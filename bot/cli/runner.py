@@ -13,8 +13,6 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from bot.cli.gitdiff import LocalChange
-from bot.cli.localrepo import build_local_context
 from bot.config import CONFIG_PATH, load_repo_config
 from bot.context import BuiltContext
 from bot.council import prompts
@@ -31,6 +29,8 @@ from bot.council.seats import neutral_seat, seat_from_persona
 from bot.providers import CapabilityTable, ProviderRegistry, cost_usd
 from bot.queue.compose import DEFAULT_TOPIC, context_budget, council_inputs, track_records
 from bot.render import conclusion_for, render_comment
+from bot.review.local import LocalChange
+from bot.review.localrepo import build_local_context
 from bot.settings import Settings
 from bot.store.db import Database
 from bot.store.ledger import SqlLedger

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
-from bot.cli.gitdiff import LocalChange
 from bot.context import BuiltContext, PullRequestMeta, build_context
+from bot.review.local import LocalChange
 
 
 class LocalRepo:
