@@ -15,7 +15,7 @@ from bot.cli.runner import EXIT_USAGE
 from bot.context import DEFAULT_BUDGET
 from bot.council.personas import Catalog, load_catalog
 from bot.council.scoring import explain, score_catalog, select_board
-from bot.queue.compose import council_inputs
+from bot.review.inputs import council_inputs
 from bot.review.local import DiffError, read_diff_file
 from bot.review.localrepo import build_local_context
 

@@ -31,7 +31,7 @@ async def plan_pull_request(
     from bot.github.client import RepoClient
     from bot.github.errors import GitHubError
     from bot.github.fetch import fetch_pull
-    from bot.queue.compose import pull_context
+    from bot.review.inputs import pull_context
 
     repo, number = parse_pr(pr)
     if settings.github_token is None:

@@ -27,7 +27,7 @@ from bot.council.scoring import (
 )
 from bot.council.seats import neutral_seat, seat_from_persona
 from bot.providers import CapabilityTable, ProviderRegistry, cost_usd
-from bot.queue.compose import DEFAULT_TOPIC, context_budget, council_inputs, track_records
+from bot.review.inputs import DEFAULT_TOPIC, context_budget, council_inputs, track_records
 from bot.render import conclusion_for, render_comment
 from bot.review.local import LocalChange
 from bot.review.localrepo import build_local_context

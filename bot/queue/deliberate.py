@@ -34,7 +34,7 @@ from bot.github.fetch import (
 from bot.github.permissions import can_trigger
 from bot.github.publish import CheckRunPublisher, react, reply, upsert_sticky_comment
 from bot.metrics import DELIBERATION_SECONDS, MODEL_COST, MODEL_TOKENS
-from bot.queue.compose import (
+from bot.review.inputs import (
     DEFAULT_TOPIC,
     context_budget,
     council_inputs,

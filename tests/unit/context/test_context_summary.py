@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.context import build_context
 from bot.context.models import PullRequestMeta
-from bot.queue.compose import council_inputs
+from bot.review.inputs import council_inputs
 
 DIFF = (
     "diff --git a/app/run.py b/app/run.py\n"
