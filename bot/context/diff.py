@@ -342,3 +342,47 @@ def unquote(name: str) -> str:
     except ValueError:
         return name[1:-1]
     return bytes(raw).decode("utf-8", "replace")
+
+
+# --- is there anything to review ------------------------------------------------------
+
+
+def nothing_to_review(diff_text: str) -> str | None:
+    """None when the diff changes at least one text line; else why there is nothing to
+    review, in words for the user: an empty change, binary files only, renames or mode
+    changes only, or text that is not a diff at all."""
+    if not diff_text.strip():
+        return "the change is empty (no changed line)"
+    files = [f.info for f in parse_diff(diff_text)]
+    if not files:
+        return "this is not a diff"
+    if any(f.added or f.deleted for f in files):
+        return None
+    binary = [f.path for f in files if f.binary]
+    others = [d for f in files if not f.binary and (d := _no_line_change(f))]
+    if binary and not others:
+        return f"only binary files changed: {', '.join(binary)}"
+    if not others:
+        return "the change is empty (no changed line)"
+    kinds = ", ".join(others)
+    if binary:
+        return f"no changed line (binary files: {', '.join(binary)}; other files: {kinds})"
+    if any(d.endswith(" file)") for d in others):
+        return f"no changed line (renames, mode changes or empty files only: {kinds})"
+    return f"no changed line (renames or mode changes only: {kinds})"
+
+
+def _no_line_change(f: ChangedFile) -> str | None:
+    """What happened to a text file with no changed line, or None if nothing did."""
+    if f.change in ("renamed", "copied") and f.old_path and f.old_path != f.path:
+        said = f"{f.old_path} → {f.path}" + (" (copy)" if f.change == "copied" else "")
+    elif f.change == "added":
+        return f"{f.path} (new empty file)"
+    elif f.change == "deleted":
+        return f"{f.path} (deleted empty file)"
+    else:
+        said = ""
+    if f.old_mode and f.new_mode and f.old_mode != f.new_mode:
+        mode = f"mode {f.old_mode} → {f.new_mode}"
+        said = f"{said} ({mode})" if said else f"{f.path} ({mode})"
+    return said or None
