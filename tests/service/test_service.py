@@ -87,13 +87,13 @@ async def test_council_command_posts_one_comment_and_one_check_run(
 
 async def test_unauthorized_commenter_gets_one_reply_per_hour(app: App, gh: FakeGitHub) -> None:
     gh.set_permission(REPO, "visitor", "read")
-    for n in range(2):
+    for _ in range(2):
         comment_id = gh.add_comment(REPO, PR, "/council", user="visitor")
         response = await app.deliver(
             "issue_comment", comment_event("/council", comment_id=comment_id, sender="visitor")
         )
         assert response.status_code == 202
-        await eventually(lambda n=n: len(_replies(gh)) >= 1, what="the refusal")
+        await eventually(lambda: len(_replies(gh)) >= 1, what="the refusal")
     await _settle(app)
     assert len(_replies(gh)) == 1 and "write or admin" in _replies(gh)[0].body
     assert gh.check_runs(REPO) == []

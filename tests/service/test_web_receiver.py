@@ -143,7 +143,9 @@ def _check_fields(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 # event, payload builder, expected function, expected JobRequest fields (beyond delivery_id)
-ROUTED: list[tuple[str, Callable[[], dict[str, Any]], str, Callable[[dict[str, Any]], dict]]] = [
+ROUTED: list[
+    tuple[str, Callable[[], dict[str, Any]], str, Callable[[dict[str, Any]], dict[str, Any]]]
+] = [
     (
         "issue_comment",
         lambda: pr_comment("/council"),

@@ -38,7 +38,7 @@ def seed_simple(server: FakeGitHub, head: str) -> FakeGitHub:
 async def github_app(fake: FakeGitHub) -> AsyncIterator[GitHubApp]:
     redis = Redis.from_url("redis://127.0.0.1:6379/0")
     prefix = f"test:github:{uuid.uuid4().hex}"
-    settings = Settings(  # type: ignore[call-arg]
+    settings = Settings(
         github_app_id=APP_ID,
         github_private_key=app_keypair()[0],
         github_api_url=fake.url,

@@ -37,7 +37,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -49,7 +49,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
-from unidiff import PatchSet
+from unidiff.patch import PatchSet
 
 from tests.support.serving import ServerThread
 
@@ -351,7 +351,7 @@ class FakeGitHub:
         *,
         installation_id: int | None,
         default_branch: str = "main",
-        files: dict[str, str | bytes] | None = None,
+        files: Mapping[str, str | bytes] | None = None,
         private: bool = False,
         fork: bool = False,
     ) -> None:
@@ -372,7 +372,7 @@ class FakeGitHub:
                 commit_messages={head: "Initial commit"},
             )
 
-    def set_files(self, full_name: str, ref: str, files: dict[str, str | bytes]) -> None:
+    def set_files(self, full_name: str, ref: str, files: Mapping[str, str | bytes]) -> None:
         """Replace the tree at a ref (branch name or commit SHA)."""
         with self._lock:
             self._repo(full_name).refs[ref] = {p: _as_bytes(c) for p, c in files.items()}
@@ -386,7 +386,7 @@ class FakeGitHub:
         body: str | None,
         head_sha: str,
         diff: str,
-        files_at_head: dict[str, str | bytes],
+        files_at_head: Mapping[str, str | bytes],
         base_ref: str = "main",
         head_ref: str | None = None,
         head_repo: str | None = None,
@@ -433,7 +433,7 @@ class FakeGitHub:
         *,
         head_sha: str,
         diff: str | None = None,
-        files_at_head: dict[str, str | bytes] | None = None,
+        files_at_head: Mapping[str, str | bytes] | None = None,
         commits: tuple[str, ...] | list[str] = ("another commit",),
     ) -> None:
         """A new push to the PR's head branch (a `synchronize`)."""
@@ -615,7 +615,7 @@ class FakeGitHub:
         pull: _Pull,
         head_sha: str,
         diff: str,
-        files: dict[str, str | bytes],
+        files: Mapping[str, str | bytes],
         messages: tuple[str, ...] | list[str],
     ) -> None:
         shas = [_sha(pull.repo, str(pull.number), head_sha, str(i)) for i in messages[:-1]]
@@ -1142,7 +1142,7 @@ def _diff_entries(fake: FakeGitHub, pull: _Pull) -> list[Json]:
             status = "removed"
         elif patched.is_rename:
             status = "renamed"
-        raw = f"{HTML_BASE}/{pull.repo}/raw/{pull.head_sha}/{quote(name)}"
+        raw_url = f"{HTML_BASE}/{pull.repo}/raw/{pull.head_sha}/{quote(name)}"
         entry: Json = {
             "sha": _sha(pull.head_sha, name),
             "filename": name,
@@ -1151,7 +1151,7 @@ def _diff_entries(fake: FakeGitHub, pull: _Pull) -> list[Json]:
             "deletions": patched.removed,
             "changes": patched.added + patched.removed,
             "blob_url": f"{HTML_BASE}/{pull.repo}/blob/{pull.head_sha}/{quote(name)}",
-            "raw_url": raw,
+            "raw_url": raw_url,
             "contents_url": _api(
                 fake, f"/repos/{pull.repo}/contents/{quote(name)}?ref={pull.head_sha}"
             ),
@@ -1477,7 +1477,7 @@ def _get_tree(ctx: _Ctx, owner: str, repo: str, sha: str) -> Response:
         paths.add(path)
         dirs.update("/".join(parts[:i]) for i in range(1, len(parts)))
     api = _api(ctx.fake, f"/repos/{target.full_name}/git")
-    entries = [
+    entries: list[Json] = [
         {
             "path": d,
             "mode": "040000",

@@ -207,7 +207,7 @@ def app_settings(
         "permission_reply_interval_s": 3600,
     }
     values.update(overrides)
-    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+    return Settings(_env_file=None, **values)
 
 
 @asynccontextmanager

@@ -468,7 +468,7 @@ def test_any_text_is_loaded_without_raising(text: str) -> None:
 # --- rendering for /council help -------------------------------------------------------------
 
 
-def yaml_blocks(markdown: str) -> list[str]:
+def yaml_blocks(markdown: str) -> list[tuple[str, str]]:
     return re.findall(r"^(`{3,})yaml\n(.*?)\n\1$", markdown, flags=re.S | re.M)
 
 

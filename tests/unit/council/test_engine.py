@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from sqlalchemy import delete
 
 from bot.council.advisory import Resolution, SeatState
 from bot.council.engine import BoardConfig, DeliberationRequest, Engine
-from bot.council.ledger import EventKind, InMemoryLedger
+from bot.council.ledger import EventKind, InMemoryLedger, Ledger
 from bot.council.personas import load_catalog
 from bot.council.scoring import ReviewSignals
 from bot.providers import ProviderRegistry
@@ -45,17 +46,17 @@ def request(protocol: str = "board", *, did: str = "d-1", **kw: object) -> Delib
         "assessment_timeout_s": 10.0,
     }
     values.update(kw)
-    return DeliberationRequest(**values)  # type: ignore[arg-type]
+    return DeliberationRequest(**values)
 
 
 @pytest.fixture
-async def registry(models: FakeModelServer):  # type: ignore[no-untyped-def]
+async def registry(models: FakeModelServer) -> AsyncIterator[ProviderRegistry]:
     reg = ProviderRegistry(make_settings(models, max_retries=0))
     yield reg
     await reg.aclose()
 
 
-def engine(registry: ProviderRegistry, ledger: InMemoryLedger | None = None) -> Engine:
+def engine(registry: ProviderRegistry, ledger: Ledger | None = None) -> Engine:
     return Engine(registry, load_catalog(), ledger or InMemoryLedger())
 
 
@@ -340,7 +341,7 @@ async def test_resume_on_the_sql_ledger_after_a_crash(
 async def test_hostile_model_output_is_rendered_harmless(
     models: FakeModelServer, registry: ProviderRegistry
 ) -> None:
-    from bot.council.sanitize import COMMENT_MARKER
+    from bot.render.markdown import COMMENT_MARKER
     from bot.render import render_comment
 
     script = CouncilScript()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.council.findings import merge_findings, same_issue
-from bot.council.schemas import Finding
+from bot.council.schemas import Finding, Severity
 
 
 def finding(
@@ -11,12 +11,12 @@ def finding(
     path: str = "app/db.py",
     start: int | None = 10,
     end: int | None = None,
-    severity: str = "major",
+    severity: Severity = "major",
     detail: str = "detail",
     suggestion: str | None = None,
 ) -> Finding:
     return Finding(
-        severity=severity,  # type: ignore[arg-type]
+        severity=severity,
         path=path,
         start_line=start,
         end_line=end,

@@ -15,15 +15,22 @@ from bot.council.resolution import (
     resolve_votes,
     top_findings,
 )
-from bot.council.schemas import Assessment, LensScore, Vote
+from bot.council.schemas import (
+    Assessment,
+    AssessmentVerdict,
+    LensScore,
+    Severity,
+    Vote,
+    VoteChoice,
+)
 
 R = Resolution
 
 
-def vote(choice: str, confidence: float = 0.8, *conditions: str) -> Vote:
+def vote(choice: VoteChoice, confidence: float = 0.8, *conditions: str) -> Vote:
     return Vote(
         vote=choice, confidence=confidence, rationale="because", conditions=list(conditions)
-    )  # type: ignore[arg-type]
+    )
 
 
 def _norm(text: str) -> str:
@@ -141,9 +148,9 @@ def test_dedupe_conditions_ignores_case_whitespace_and_final_period() -> None:
 # --- quick / council: resolution from assessment verdicts ----------------------------------
 
 
-def assessment(verdict: str, *concerns: str, confidence: int = 80) -> Assessment:
+def assessment(verdict: AssessmentVerdict, *concerns: str, confidence: int = 80) -> Assessment:
     return Assessment(
-        verdict=verdict,  # type: ignore[arg-type]
+        verdict=verdict,
         score=7,
         summary="Reviewed.",
         lens_scores=[LensScore(lens="correctness", score=7, analysis="fine")],
@@ -191,7 +198,7 @@ def test_assessment_confidence_is_scaled_to_one() -> None:
 @given(
     st.lists(st.one_of(st.none(), st.sampled_from(["APPROVE", "CONCERNS", "REJECT"])), max_size=8)
 )
-def test_assessments_follow_the_vote_rules(verdicts: list[str | None]) -> None:
+def test_assessments_follow_the_vote_rules(verdicts: list[AssessmentVerdict | None]) -> None:
     """CONCERNS is an approval whose concerns are its conditions; APPROVE has none."""
     assessments = [
         None if v is None else assessment(v, f"concern {i}") for i, v in enumerate(verdicts)
@@ -229,9 +236,9 @@ def seat(seat_id: str, red_flags: list[str], v: Vote | None = None) -> SeatRepor
     )
 
 
-def merged(severity: str, title: str, *raised_by: str) -> MergedFinding:
+def merged(severity: Severity, title: str, *raised_by: str) -> MergedFinding:
     return MergedFinding(
-        severity=severity,  # type: ignore[arg-type]
+        severity=severity,
         path="app.py",
         start_line=3,
         title=title,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from unidiff import PatchSet
+from unidiff.patch import PatchSet
 
 from bot.github import (
     GitHubNotFound,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
@@ -60,8 +62,8 @@ GOOD = {
 }
 
 
-def make_settings(models: FakeModelServer, **overrides: object) -> Settings:
-    values: dict[str, object] = {
+def make_settings(models: FakeModelServer, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
         "anthropic_api_key": "test-anthropic-key",
         "anthropic_base_url": models.anthropic_url,
         "openai_api_key": "test-openai-key",
@@ -71,11 +73,11 @@ def make_settings(models: FakeModelServer, **overrides: object) -> Settings:
         "call_deadline_s": 20.0,
     }
     values.update(overrides)
-    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+    return Settings(_env_file=None, **values)
 
 
-def structured_call(**kwargs: object) -> ModelCall[Verdict]:
-    base: dict[str, object] = {
+def structured_call(**kwargs: Any) -> ModelCall[Verdict]:
+    base: dict[str, Any] = {
         "system": [SystemBlock(text="You review code.")],
         "messages": [Message(role="user", content="Review this change.")],
         "output": VERDICT,
@@ -83,11 +85,11 @@ def structured_call(**kwargs: object) -> ModelCall[Verdict]:
         "label": "seat-1/assess",
     }
     base.update(kwargs)
-    return ModelCall(**base)  # type: ignore[arg-type]
+    return ModelCall(**base)
 
 
 @pytest.fixture
-async def registry(models: FakeModelServer):  # type: ignore[no-untyped-def]
+async def registry(models: FakeModelServer) -> AsyncIterator[ProviderRegistry]:
     reg = ProviderRegistry(make_settings(models), estimator=TokenEstimator())
     yield reg
     await reg.aclose()
@@ -448,7 +450,7 @@ def test_config_extends_the_capability_table() -> None:
     ],
 )
 def test_model_references(text: str, provider: str, model: str, base_url: str | None) -> None:
-    settings = Settings(_env_file=None, endpoints={"vllm": {"base_url": "http://vllm:8000/v1"}})  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, endpoints={"vllm": {"base_url": "http://vllm:8000/v1"}})
     ref = ProviderRegistry(settings).resolve(text)
     assert (ref.provider, ref.model, ref.base_url) == (provider, model, base_url)
 
@@ -456,12 +458,12 @@ def test_model_references(text: str, provider: str, model: str, base_url: str | 
 @pytest.mark.parametrize("text", ["nocolon", "unknown:model", "openai-compatible:m@ftp://x"])
 def test_bad_model_references_are_clear(text: str) -> None:
     with pytest.raises(ConfigurationError):
-        ProviderRegistry(Settings(_env_file=None)).resolve(text)  # type: ignore[call-arg]
+        ProviderRegistry(Settings(_env_file=None)).resolve(text)
 
 
 def test_repo_config_may_not_name_a_url() -> None:
     with pytest.raises(ConfigurationError, match="may not name"):
-        ProviderRegistry(Settings(_env_file=None)).resolve(  # type: ignore[call-arg]
+        ProviderRegistry(Settings(_env_file=None)).resolve(
             "openai-compatible:m@http://evil.example/v1", allow_urls=False
         )
 

@@ -17,18 +17,21 @@ from bot.council.advisory import (
     TopFinding,
     UsageSummary,
 )
-from bot.council.sanitize import COMMENT_MARKER
+from bot.render.markdown import COMMENT_MARKER
 from bot.council.schemas import (
     Assessment,
+    AssessmentVerdict,
     DiscussionMessage,
     Divergence,
     Finding,
     JudgeDecision,
     LensScore,
+    Severity,
     Synthesis,
     TradeoffDimension,
     TradeoffOption,
     Vote,
+    VoteChoice,
 )
 from bot.render import annotation_batches, conclusion_for, render_check_run, render_comment
 from bot.render.checks import annotations_for
@@ -37,10 +40,10 @@ GITHUB_LIMIT = 65_536
 
 
 def assessment(
-    verdict: str = "CONCERNS", text: str = "Looks reasonable.", n_findings: int = 1
+    verdict: AssessmentVerdict = "CONCERNS", text: str = "Looks reasonable.", n_findings: int = 1
 ) -> Assessment:
     return Assessment(
-        verdict=verdict,  # type: ignore[arg-type]
+        verdict=verdict,
         score=6,
         summary=text,
         lens_scores=[LensScore(lens="security", score=6, analysis=text)],
@@ -63,7 +66,7 @@ def assessment(
 
 def seat(
     i: int,
-    vote: str | None = "APPROVE",
+    vote: VoteChoice | None = "APPROVE",
     state: SeatState = SeatState.OK,
     text: str = "Looks reasonable.",
 ) -> SeatReport:
@@ -77,16 +80,16 @@ def seat(
         state=state,
         error="deadline of 300 s passed" if state is SeatState.TIMED_OUT else None,
         assessment=assessment(text=text) if valid else None,
-        vote=Vote(vote=vote, confidence=0.8, rationale="ok", conditions=["Cap retries at 5"])  # type: ignore[arg-type]
+        vote=Vote(vote=vote, confidence=0.8, rationale="ok", conditions=["Cap retries at 5"])
         if vote and valid
         else None,
         lenses=["performance"],
     )
 
 
-def merged_finding(i: int, severity: str = "major", raised: int = 1) -> MergedFinding:
+def merged_finding(i: int, severity: Severity = "major", raised: int = 1) -> MergedFinding:
     return MergedFinding(
-        severity=severity,  # type: ignore[arg-type]
+        severity=severity,
         path=f"src/module_{i % 7}.py",
         start_line=10 + i,
         end_line=20 + i,
@@ -431,9 +434,8 @@ def test_advisory_gate_says_it_never_blocks() -> None:
 
 
 def test_annotation_levels_and_unanchored_findings() -> None:
-    findings = [
-        merged_finding(i, sev) for i, sev in enumerate(["critical", "major", "minor", "nit"])
-    ]
+    severities: list[Severity] = ["critical", "major", "minor", "nit"]
+    findings = [merged_finding(i, sev) for i, sev in enumerate(severities)]
     findings.append(
         MergedFinding(
             severity="major",

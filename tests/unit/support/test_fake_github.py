@@ -18,7 +18,18 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from githubkit import AppAuthStrategy, GitHub
 from githubkit.cache import MemCacheStrategy
 from githubkit.exception import RequestFailed
-from githubkit_schemas.latest.models import ContentDirectoryItems, ContentFile
+from githubkit.rest.paginator import Paginator
+from githubkit_schemas.latest.models import (
+    Commit,
+    ContentDirectoryItems,
+    ContentFile,
+    DiffEntry,
+    IssueComment,
+    Label,
+)
+from githubkit_schemas.latest.types import (
+    ReposOwnerRepoCheckRunsCheckRunIdPatchBodyPropOutputPropAnnotationsItemsType as Annotation,
+)
 
 from tests.support.github_server import (
     APP_ID,
@@ -146,14 +157,17 @@ async def test_repository_and_pull_parse(gh: GitHub[Any], fake: FakeGitHub) -> N
 
 
 async def test_pull_files_and_commits_parse(gh: GitHub[Any]) -> None:
-    files = (await gh.rest.pulls.async_list_files(OWNER, NAME, 1)).parsed_data
+    # githubkit's clients have a method named `list`, which shadows the builtin in their
+    # return types (mypy sees `list?[...]`); naming the type here restores it.
+    files: list[DiffEntry] = (await gh.rest.pulls.async_list_files(OWNER, NAME, 1)).parsed_data
     by_name = {f.filename: f for f in files}
     assert by_name["src/app.py"].status == "modified"
-    assert by_name["src/app.py"].patch.startswith("@@ -1,3 +1,4 @@")
+    patch = by_name["src/app.py"].patch
+    assert isinstance(patch, str) and patch.startswith("@@ -1,3 +1,4 @@")
     assert by_name["docs/new.md"].status == "added" and by_name["docs/new.md"].additions == 1
     assert by_name["renamed.txt"].previous_filename == "old.txt"
     assert not by_name["logo.png"].patch  # binary: GitHub sends no patch
-    commits = (await gh.rest.pulls.async_list_commits(OWNER, NAME, 1)).parsed_data
+    commits: list[Commit] = (await gh.rest.pulls.async_list_commits(OWNER, NAME, 1)).parsed_data
     assert [c.commit.message for c in commits] == ["first", "second"]
     assert commits[-1].sha == HEAD and commits[-1].parents[0].sha == commits[0].sha
 
@@ -211,7 +225,9 @@ async def test_comments_reactions_and_labels(gh: GitHub[Any], fake: FakeGitHub) 
         await gh.rest.issues.async_update_comment(OWNER, NAME, created.id, body="hi again")
     ).parsed_data
     assert updated.id == created.id and updated.body == "hi again"
-    listed = (await gh.rest.issues.async_list_comments(OWNER, NAME, 1)).parsed_data
+    listed: list[IssueComment] = (
+        await gh.rest.issues.async_list_comments(OWNER, NAME, 1)
+    ).parsed_data
     assert [c.body for c in listed] == ["hi again"]
     reaction = await gh.rest.reactions.async_create_for_issue_comment(
         OWNER, NAME, created.id, content="eyes"
@@ -222,9 +238,13 @@ async def test_comments_reactions_and_labels(gh: GitHub[Any], fake: FakeGitHub) 
     )
     assert again.status_code == 200  # GitHub answers 200 for a reaction that exists
     assert [r.content for r in fake.reactions(created.id)] == ["eyes"]
-    labels = (await gh.rest.issues.async_add_labels(OWNER, NAME, 1, labels=["x"])).parsed_data
+    labels: list[Label] = (
+        await gh.rest.issues.async_add_labels(OWNER, NAME, 1, labels=["x"])
+    ).parsed_data
     assert [label.name for label in labels] == ["architecture", "x"]
-    listed_labels = (await gh.rest.issues.async_list_labels_on_issue(OWNER, NAME, 1)).parsed_data
+    listed_labels: list[Label] = (
+        await gh.rest.issues.async_list_labels_on_issue(OWNER, NAME, 1)
+    ).parsed_data
     assert [label.name for label in listed_labels] == ["architecture", "x"]
 
 
@@ -308,12 +328,10 @@ async def test_pagination_follows_link_headers(gh: GitHub[Any], fake: FakeGitHub
         fake.add_comment(REPO, 1, f"comment {n}", user="someone")
     first = await gh.rest.issues.async_list_comments(OWNER, NAME, 1, per_page=10)
     assert 'rel="next"' in first.headers["link"] and "page=4" in first.headers["link"]
-    everything = [
-        c.body
-        async for c in gh.rest.paginate(
-            gh.rest.issues.async_list_comments, owner=OWNER, repo=NAME, issue_number=1, per_page=10
-        )
-    ]
+    paginator: Paginator[IssueComment] = gh.rest.paginate(
+        gh.rest.issues.async_list_comments, owner=OWNER, repo=NAME, issue_number=1, per_page=10
+    )
+    everything = [c.body async for c in paginator]
     assert everything == [f"comment {n}" for n in range(35)]
     pages = fake.calls_to("GET", rf"/repos/{REPO}/issues/1/comments")
     assert [c.query.get("page", "1") for c in pages[1:]] == ["1", "2", "3", "4"]
@@ -394,7 +412,7 @@ async def test_faults_replace_answers_then_run_out(gh: GitHub[Any], fake: FakeGi
     assert posted.json == {"body": "hi"} and posted.time >= fake.calls[0].time
 
 
-def _annotation(line: int) -> dict[str, Any]:
+def _annotation(line: int) -> Annotation:
     return {
         "path": "src/app.py",
         "start_line": line + 1,

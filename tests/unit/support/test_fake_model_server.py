@@ -51,17 +51,17 @@ class Verdict(BaseModel):
 
 
 GOOD = {"verdict": "APPROVE", "score": 7, "points": [{"x": 1, "label": None}], "note": "ok"}
-VERDICT_TOOL = {
+VERDICT_TOOL: anthropic.types.ToolParam = {
     "name": VERDICT_TOOL_NAME,
     "description": "Give the verdict.",
     "input_schema": Verdict.model_json_schema(),
 }
-OTHER_TOOL = {
+OTHER_TOOL: anthropic.types.ToolParam = {
     "name": "note",
     "description": "Leave a note.",
     "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}},
 }
-FORCE_VERDICT = {"type": "tool", "name": VERDICT_TOOL_NAME}
+FORCE_VERDICT: anthropic.types.ToolChoiceToolParam = {"type": "tool", "name": VERDICT_TOOL_NAME}
 
 
 @pytest.fixture
@@ -80,6 +80,13 @@ async def gpt(models: FakeModelServer) -> AsyncIterator[openai.AsyncOpenAI]:
 
 def user(text: str) -> Any:
     return [{"role": "user", "content": text}]
+
+
+def written(message: anthropic.types.Message) -> int:
+    """The cache tokens a response wrote; the fake always reports them, never None."""
+    tokens = message.usage.cache_creation_input_tokens
+    assert tokens is not None
+    return tokens
 
 
 def cached_system(text: str = LONG) -> Any:
@@ -106,7 +113,7 @@ async def ask(api: str, claude: anthropic.AsyncAnthropic, gpt: openai.AsyncOpenA
     """One minimal call on either API; returns the SDK's parsed response."""
     if api == "anthropic":
         return await claude.messages.create(model=CLAUDE, max_tokens=64, messages=user("hi"))
-    return await gpt.chat.completions.create(model=GPT, messages=user("hi"))  # type: ignore[arg-type]
+    return await gpt.chat.completions.create(model=GPT, messages=user("hi"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -266,8 +273,8 @@ async def test_default_reply_is_a_valid_instance_of_the_schema(
         model=CLAUDE,
         max_tokens=256,
         messages=user("Assess."),
-        tools=[VERDICT_TOOL],  # type: ignore[list-item]
-        tool_choice=FORCE_VERDICT,  # type: ignore[arg-type]
+        tools=[VERDICT_TOOL],
+        tool_choice=FORCE_VERDICT,
     )
     assert message.content[0].type == "tool_use"
     Verdict.model_validate(message.content[0].input)
@@ -322,9 +329,12 @@ async def test_rate_limited_shows_retry_after(
     models: FakeModelServer, claude: anthropic.AsyncAnthropic, gpt: openai.AsyncOpenAI, api: str
 ) -> None:
     models.on(reply=Fault.rate_limited(retry_after=2.5))
-    error = anthropic.RateLimitError if api == "anthropic" else openai.RateLimitError
+    error: type[anthropic.RateLimitError | openai.RateLimitError] = (
+        anthropic.RateLimitError if api == "anthropic" else openai.RateLimitError
+    )
     with pytest.raises(error) as caught:
         await ask(api, claude, gpt)
+    assert isinstance(caught.value, error)  # mypy joins the two SDKs' classes to Exception
     assert caught.value.response.status_code == 429
     assert caught.value.response.headers["retry-after"] == "2.5"
     assert models.calls[-1].status == 429
@@ -335,9 +345,12 @@ async def test_server_error(
     models: FakeModelServer, claude: anthropic.AsyncAnthropic, gpt: openai.AsyncOpenAI, api: str
 ) -> None:
     models.on(reply=Fault.server_error())
-    error = anthropic.InternalServerError if api == "anthropic" else openai.InternalServerError
+    error: type[anthropic.InternalServerError | openai.InternalServerError] = (
+        anthropic.InternalServerError if api == "anthropic" else openai.InternalServerError
+    )
     with pytest.raises(error) as caught:
         await ask(api, claude, gpt)
+    assert isinstance(caught.value, error)  # mypy joins the two SDKs' classes to Exception
     assert caught.value.status_code == 500
 
 
@@ -479,8 +492,8 @@ async def test_off_topic_answer_is_prose_not_a_tool_call(
         model=CLAUDE,
         max_tokens=256,
         messages=user("Assess."),
-        tools=[VERDICT_TOOL],  # type: ignore[list-item]
-        tool_choice=FORCE_VERDICT,  # type: ignore[arg-type]
+        tools=[VERDICT_TOOL],
+        tool_choice=FORCE_VERDICT,
     )
     assert [b.type for b in message.content] == ["text"]
     assert message.stop_reason == "end_turn"
@@ -673,9 +686,9 @@ async def test_changing_the_tool_list_invalidates_the_prefix(
     first = await ask_claude(claude, 1, tools=[VERDICT_TOOL])
     changed = await ask_claude(claude, 2, tools=[VERDICT_TOOL, OTHER_TOOL])
     again = await ask_claude(claude, 3, tools=[VERDICT_TOOL])
-    assert first.usage.cache_creation_input_tokens > PREFIX_TOKENS  # tools are in the prefix
+    assert written(first) > PREFIX_TOKENS  # tools are in the prefix
     assert changed.usage.cache_read_input_tokens == 0
-    assert changed.usage.cache_creation_input_tokens > first.usage.cache_creation_input_tokens
+    assert written(changed) > written(first)
     assert again.usage.cache_read_input_tokens == first.usage.cache_creation_input_tokens
 
 
@@ -691,7 +704,7 @@ async def test_tool_choice_invalidates_message_prefixes_only(
     tools = [VERDICT_TOOL, OTHER_TOOL]
     auto = await ask_claude(claude, 0, tools=tools, messages=messages)
     forced = await ask_claude(claude, 0, tools=tools, messages=messages, tool_choice=FORCE_VERDICT)
-    system_level = auto.usage.cache_creation_input_tokens - count_tokens(LONG)
+    system_level = written(auto) - count_tokens(LONG)
     assert forced.usage.cache_read_input_tokens == system_level
     assert forced.usage.cache_creation_input_tokens == count_tokens(LONG)
 
@@ -725,7 +738,7 @@ async def test_openai_reports_cached_tokens_of_a_repeated_long_prefix(
     async def call(seat: int, system: str = LONG) -> openai.types.CompletionUsage:
         completion = await gpt.chat.completions.create(
             model=GPT,
-            messages=[{"role": "system", "content": system}, *user(f"seat {seat}")],  # type: ignore[list-item]
+            messages=[{"role": "system", "content": system}, *user(f"seat {seat}")],
         )
         assert completion.usage is not None
         return completion.usage
