@@ -1,9 +1,10 @@
 """Convene: choose the seats for a protocol and fix the anonymized member order.
 
-- board / quick: score the catalog against the PR's signals, take the top seats;
-- council: one neutral seat per model (three samples of a single model);
-- debate: panelists designed for the topic by one model call, plus a step-back judge.
-The chair (and the debate judge) are seats of their own that never vote.
+How a protocol convenes, and how many seats, is its entry in `bot.council.protocols`:
+- "board" (board, quick): score the catalog against the PR's signals, take the top seats;
+- "models" (council): one neutral seat per model (samples of a single model);
+- "designed" (debate): panelists designed for the topic by one model call.
+The chair (and the judge of a judged protocol) are seats of their own that never vote.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.council import prompts
 from bot.council.personas import Catalog
+from bot.council.protocols import protocol, seat_count
 from bot.council.schemas import PanelDesign
 from bot.council.scoring import PersonaRecord, ReviewSignals, score_catalog, select_board
 from bot.council.seats import (
@@ -46,8 +48,8 @@ class ConveneRequest(BaseModel):
     models: list[str]
     allowed_models: list[str] = Field(default_factory=list)
     chair_model: str | None = None
-    size: int = 5
-    min_size: int = 3
+    board_size: int = 5  # the repo's board.default_size; the protocol decides what it means
+    board_min_size: int = 3
     pinned: list[tuple[str, str | None]] = Field(default_factory=list)
     system: list[SystemBlock] = Field(default_factory=list)
     max_tokens: int = 4096
@@ -75,26 +77,30 @@ async def convene(
 ) -> Convened:
     notes: list[str] = []
     panel: PanelDesign | None = None
-    if request.protocol == "council":
-        seats, notes = _council_seats(request.models)
-    elif request.protocol == "debate":
-        panel = await _design_panel(request, caller)
+    proto = protocol(request.protocol)
+    count = seat_count(
+        proto.name, models=len(dict.fromkeys(request.models)), board_size=request.board_size
+    )
+    if proto.seats.convene == "models":
+        seats, notes = _council_seats(request.models, count)
+    elif proto.seats.convene == "designed":
+        panel = await _design_panel(request, caller, count)
         seats = _panel_seats(panel, request.models)
     else:
-        seats, notes = _board_seats(request, catalog, records)
+        seats, notes = _board_seats(request, catalog, records, count)
     order = member_order([s.seat_id for s in seats], request.deliberation_id)
     seats = with_labels(seats, order)
     chair = _officer("chair", request.chair_model or request.models[0], len(seats))
     judge = (
         _officer("judge", request.chair_model or request.models[0], len(seats) + 1)
-        if request.protocol == "debate"
+        if proto.judged
         else None
     )
     return Convened(seats=seats, order=order, chair=chair, judge=judge, notes=notes, panel=panel)
 
 
 def _board_seats(
-    request: ConveneRequest, catalog: Catalog, records: Sequence[PersonaRecord]
+    request: ConveneRequest, catalog: Catalog, records: Sequence[PersonaRecord], size: int
 ) -> tuple[list[Seat], list[str]]:
     pinned_ids = [persona for persona, _ in request.pinned]
     unknown = [p for p in pinned_ids if p not in catalog]
@@ -103,7 +109,7 @@ def _board_seats(
     scored = score_catalog(catalog, request.signals, records)
     try:
         board = select_board(
-            scored, size=request.size, min_size=request.min_size, pinned=pinned_ids
+            scored, size=size, min_size=min(request.board_min_size, size), pinned=pinned_ids
         )
     except ValueError as err:
         raise ConveneError(str(err)) from err
@@ -117,19 +123,19 @@ def _board_seats(
     return seats, list(board.notes)
 
 
-def _council_seats(models: Sequence[str]) -> tuple[list[Seat], list[str]]:
+def _council_seats(models: Sequence[str], count: int) -> tuple[list[Seat], list[str]]:
     distinct = list(dict.fromkeys(models))
     if len(distinct) == 1:
-        seats = [neutral_seat(i + 1, distinct[0], t) for i, t in enumerate(SAMPLE_TEMPERATURES)]
+        temperatures = SAMPLE_TEMPERATURES[:count]
+        seats = [neutral_seat(i + 1, distinct[0], t) for i, t in enumerate(temperatures)]
         return seats, [
-            f"Single-model council: three samples of {distinct[0]} at distinct temperatures."
+            f"Single-model council: {len(seats)} samples of {distinct[0]} at distinct temperatures."
         ]
     return [neutral_seat(i + 1, m) for i, m in enumerate(distinct)], []
 
 
-async def _design_panel(request: ConveneRequest, caller: SeatCaller) -> PanelDesign:
+async def _design_panel(request: ConveneRequest, caller: SeatCaller, count: int) -> PanelDesign:
     designer = _officer("designer", request.chair_model or request.models[0], 0)
-    count = min(max(len(request.models), 3), 4)
     call: ModelCall[Any] = ModelCall(
         system=request.system,
         messages=prompts.messages(

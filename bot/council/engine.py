@@ -1,17 +1,19 @@
 """The deliberation engine: convene, assess, gate, discuss, vote, resolve, synthesize.
 
-A protocol is a choice of phases over one run state (`_Run`); every model call goes through
-the ledger (`SeatCaller`), so an interrupted deliberation resumes where it stopped. The
-engine does no I/O of its own beyond the provider interface and the ledger.
+A protocol is a choice of phases over one run state (`_Run`): the engine runs the phases
+its entry in `bot.council.protocols` lists, one method per phase (`Engine._steps`). Every
+model call goes through the ledger (`SeatCaller`), so an interrupted deliberation resumes
+where it stopped. The engine does no I/O of its own beyond the provider interface and the
+ledger.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,6 +40,18 @@ from bot.council.findings import merge_findings
 from bot.council.gate import check_complete
 from bot.council.ledger import EventKind, Ledger
 from bot.council.personas import Catalog
+from bot.council.protocols import (
+    BOARD_SIZE,
+    DEFAULT_BOARD_SIZE,
+    DEFAULT_DISCUSSION_ROUNDS,
+    DISCUSSION_ROUNDS,
+    PROTOCOLS,
+    Phase,
+    Protocol,
+    ProtocolName,
+    discussion_rounds,
+    protocol,
+)
 from bot.council.resolution import (
     ResolutionResult,
     resolve_assessments,
@@ -64,19 +78,28 @@ from bot.council.transcript import (
 )
 from bot.providers import Message, ModelCall, OutputTool
 
-ProtocolName = Literal["board", "council", "debate", "quick"]
-PROTOCOLS: tuple[ProtocolName, ...] = ("board", "council", "debate", "quick")
+__all__ = [
+    "PROTOCOLS",  # re-exported for bot.cli.runner; new code imports bot.council.protocols
+    "BoardConfig",
+    "DeliberationRequest",
+    "Engine",
+    "PinnedSeat",
+    "ProgressEvent",
+    "ProtocolName",
+]
+
 MAX_REASKS = 2
-MAX_JUDGE_CYCLES = 3
 CHOICE_WORDS = (" or ", " vs ", " versus ", "should we", "which ")
 
 
 class BoardConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    default_size: int = Field(default=5, ge=2, le=9)
-    min_size: int = Field(default=3, ge=2, le=9)
-    discussion_rounds: int = Field(default=1, ge=0, le=3)
+    default_size: int = Field(default=DEFAULT_BOARD_SIZE, ge=BOARD_SIZE[0], le=BOARD_SIZE[1])
+    min_size: int = Field(default=3, ge=BOARD_SIZE[0], le=BOARD_SIZE[1])
+    discussion_rounds: int = Field(
+        default=DEFAULT_DISCUSSION_ROUNDS, ge=DISCUSSION_ROUNDS[0], le=DISCUSSION_ROUNDS[1]
+    )
 
 
 class PinnedSeat(BaseModel):
@@ -104,6 +127,10 @@ class DeliberationRequest(BaseModel):
     language: str | None = None
     notes: list[str] = Field(default_factory=list)
     max_tokens: int = Field(default=4096, ge=256)
+
+
+# How a deliberation ended early, or its outcome: a resolution (None: none reached) and why.
+_Stop = tuple[Resolution | None, str | None]
 
 
 @dataclass
@@ -138,6 +165,10 @@ class _Run:
     resolution: ResolutionResult | None = None
     synthesis: Synthesis | None = None
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def protocol(self) -> Protocol:
+        return protocol(self.request.protocol)
 
     @property
     def order(self) -> list[Seat]:
@@ -242,11 +273,8 @@ class Engine:
                 models=request.models,
                 allowed_models=request.allowed_models,
                 chair_model=request.chair_model,
-                size=3 if request.protocol == "quick" else request.board.default_size,
-                min_size=min(
-                    request.board.min_size,
-                    3 if request.protocol == "quick" else request.board.min_size,
-                ),
+                board_size=request.board.default_size,
+                board_min_size=request.board.min_size,
                 pinned=[(p.persona, p.model) for p in request.pinned],
                 system=prompts.system_blocks(
                     request.protocol, request.context, language=request.language
@@ -267,31 +295,28 @@ class Engine:
         self._progress("convene", None, "done")
         return convened
 
-    async def _phases(self, run: _Run) -> tuple[Resolution | None, str | None]:
-        protocol = run.request.protocol
-        await self._assess(run)
-        if len(run.valid()) < 2:
-            return Resolution.NO_QUORUM, _no_quorum_reason(run)
-        if protocol in ("board", "debate"):
-            await self._discuss(run)
-            await self._vote(run)
-            run.resolution = resolve_votes([run.records[s.seat_id].vote for s in run.valid()])
-        else:
-            if protocol == "council" and len(run.valid()) >= 3:
-                await self._rank(run)
-            run.resolution = resolve_assessments(
-                [run.records[s.seat_id].assessment for s in run.valid()]
-            )
-        await self._ledger.append(
-            run.request.deliberation_id,
-            EventKind.RESOLVED,
-            run.resolution.model_dump(mode="json"),
-            step="resolved",
-        )
-        if run.resolution.resolution == Resolution.NO_QUORUM:
-            return Resolution.NO_QUORUM, "fewer than 2 members voted"
-        await self._synthesize(run)
-        return run.resolution.resolution, None
+    def _steps(self) -> Mapping[Phase, Callable[[_Run], Awaitable[_Stop | None]]]:
+        """The code of each phase a protocol can list. "convene" runs before the others
+        (its result is the run itself); "judge" runs inside the discussion, after each round."""
+        return {
+            "assess": self._assess,
+            "gate": self._gate,
+            "discuss": self._discuss,
+            "rank": self._rank,
+            "vote": self._vote,
+            "resolve": self._resolve,
+            "synthesize": self._synthesize,
+        }
+
+    async def _phases(self, run: _Run) -> _Stop:
+        steps = self._steps()
+        for phase in run.protocol.phases:
+            if phase in ("convene", "judge"):
+                continue
+            stop = await steps[phase](run)
+            if stop is not None:
+                return stop
+        return (run.resolution.resolution if run.resolution else None), None
 
     # --- assess + completeness gate -------------------------------------------------------
 
@@ -345,11 +370,19 @@ class Engine:
         record.state = SeatState.INVALID
         record.error = f"incomplete after {MAX_REASKS} re-asks: {reason}"
 
+    async def _gate(self, run: _Run) -> _Stop | None:
+        """The quorum after the assessments (each answer was gated as it came in)."""
+        if len(run.valid()) < 2:
+            return Resolution.NO_QUORUM, _no_quorum_reason(run)
+        return None
+
     # --- discuss (+ judge in debate) -------------------------------------------------------
 
     async def _discuss(self, run: _Run) -> None:
-        debate = run.request.protocol == "debate"
-        rounds = MAX_JUDGE_CYCLES if debate else run.request.board.discussion_rounds
+        judged = run.protocol.judged
+        rounds = discussion_rounds(
+            run.request.protocol, configured=run.request.board.discussion_rounds
+        )
         participants = run.valid()
         focus: str | None = None
         for round_no in range(1, rounds + 1):
@@ -362,7 +395,7 @@ class Engine:
                 {"round": round_no},
                 step=f"round_ended/{round_no}",
             )
-            if not debate:
+            if not judged:
                 continue
             decision = await self._judge(run, round_no)
             if decision is None or decision.decision == "CONVERGED":
@@ -423,7 +456,8 @@ class Engine:
 
     async def _judge(self, run: _Run, cycle: int) -> JudgeDecision | None:
         judge = run.convened.judge
-        if judge is None:
+        discussion = run.protocol.discussion
+        if judge is None or discussion is None:
             return None
         decision = await self._structured(
             run,
@@ -431,7 +465,7 @@ class Engine:
             prompts.JUDGE_TOOL,
             run.transcript.text(),
             prompts.judge_brief(judge),
-            prompts.judge_task(cycle, MAX_JUDGE_CYCLES),
+            prompts.judge_task(cycle, discussion.max_rounds),
             f"judge/{judge.seat_id}/{cycle}",
         )
         if not isinstance(decision, JudgeDecision):
@@ -489,6 +523,8 @@ class Engine:
     # --- council: anonymized peer ranking ---------------------------------------------------
 
     async def _rank(self, run: _Run) -> None:
+        if not run.protocol.ranks(len(run.valid())):
+            return
         transcript = run.transcript.text()
         ballots: dict[str, list[str]] = {}
 
@@ -510,6 +546,25 @@ class Engine:
 
         await _in_parallel(run.valid(), one)
         run.peer_ranking = _borda(run, ballots)
+
+    # --- resolve ---------------------------------------------------------------------------
+
+    async def _resolve(self, run: _Run) -> _Stop | None:
+        """Deterministic: from the votes, or from the assessment verdicts."""
+        valid = [run.records[s.seat_id] for s in run.valid()]
+        if run.protocol.resolution == "votes":
+            run.resolution = resolve_votes([r.vote for r in valid])
+        else:
+            run.resolution = resolve_assessments([r.assessment for r in valid])
+        await self._ledger.append(
+            run.request.deliberation_id,
+            EventKind.RESOLVED,
+            run.resolution.model_dump(mode="json"),
+            step="resolved",
+        )
+        if run.resolution.resolution == Resolution.NO_QUORUM:
+            return Resolution.NO_QUORUM, "fewer than 2 members voted"
+        return None
 
     # --- synthesize ------------------------------------------------------------------------
 

@@ -26,6 +26,8 @@ from typing import Literal, get_args
 
 __all__ = [
     "BOARD_SIZE",
+    "DEFAULT_BOARD_SIZE",
+    "DEFAULT_DISCUSSION_ROUNDS",
     "DISCUSSION_ROUNDS",
     "MAX_JUDGE_CYCLES",
     "NAMES",
@@ -134,7 +136,11 @@ class Protocol:
         return self.rank_min_seats is not None and seats >= self.rank_min_seats
 
 
+# The board's settings in the repo config (board.default_size, board.discussion_rounds):
+# their defaults and bounds, which both the config and the engine validate against.
+DEFAULT_BOARD_SIZE = 5
 BOARD_SIZE = (2, 9)  # the bounds of board.default_size and board.min_size
+DEFAULT_DISCUSSION_ROUNDS = 1
 DISCUSSION_ROUNDS = (0, 3)  # the bounds of board.discussion_rounds
 MAX_JUDGE_CYCLES = 3
 
@@ -149,11 +155,15 @@ _BOARD = Protocol(
     seats=Seats(
         convene="board",
         rule="the top board.default_size personas (default 5, 2-9), at most 2 per division",
-        default=5,
+        default=DEFAULT_BOARD_SIZE,
         minimum=BOARD_SIZE[0],
         maximum=BOARD_SIZE[1],
     ),
-    discussion=Discussion(rounds_from="config", default_rounds=1, max_rounds=DISCUSSION_ROUNDS[1]),
+    discussion=Discussion(
+        rounds_from="config",
+        default_rounds=DEFAULT_DISCUSSION_ROUNDS,
+        max_rounds=DISCUSSION_ROUNDS[1],
+    ),
 )
 _COUNCIL = Protocol(
     name="council",

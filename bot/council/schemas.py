@@ -15,6 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bot.council.protocols import PROTOCOLS
+
 __all__ = [
     "Assessment",
     "AssessmentVerdict",
@@ -43,6 +45,7 @@ VoteChoice = Literal["APPROVE", "REJECT"]
 MessageType = Literal["CHALLENGE", "AGREE", "QUESTION", "CLARIFY", "SHIFT"]
 JudgeVerdict = Literal["CONVERGED", "PARTIAL", "FULL"]
 Stance = Literal["adversarial", "constructive", "neutral"]
+_PANEL = PROTOCOLS["debate"].seats  # the designed panel's bounds
 
 
 class _Strict(BaseModel):
@@ -170,9 +173,10 @@ class PanelistDesign(_Strict):
 
 class PanelDesign(_Strict):
     panelists: list[PanelistDesign] = Field(
-        min_length=2,
-        max_length=4,
-        description="2-4 panelists; at least one adversarial and one constructive",
+        min_length=_PANEL.minimum,
+        max_length=_PANEL.maximum,
+        description=f"{_PANEL.minimum}-{_PANEL.maximum} panelists; at least one adversarial "
+        "and one constructive",
     )
 
 
