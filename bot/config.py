@@ -38,8 +38,8 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from bot.council.engine import BoardConfig, PinnedSeat, ProtocolName
-from bot.council.sanitize import sanitize_markdown, strip_invisible
 from bot.providers import ConfigurationError, ProviderRegistry, parse_model_ref
+from bot.safety import sanitize_markdown, strip_invisible
 from bot.settings import Settings
 
 __all__ = [

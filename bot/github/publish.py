@@ -21,10 +21,10 @@ from githubkit_schemas.latest.models import (
 )
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.council.sanitize import COMMENT_MARKER
 from bot.github.client import RepoClient
 from bot.github.errors import github_errors
 from bot.render.checks import Annotation, CheckRunOutput, Conclusion, annotation_batches
+from bot.render.markdown import COMMENT_MARKER
 
 __all__ = [
     "CHECK_RUN_NAME",

@@ -17,7 +17,6 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.council.advisory import Advisory, MergedFinding, Resolution
-from bot.council.sanitize import strip_invisible
 from bot.render.markdown import (
     RESOLUTION_TITLE,
     cell,
@@ -27,6 +26,7 @@ from bot.render.markdown import (
     top_findings_table,
     verdict_heading,
 )
+from bot.safety import strip_invisible
 
 __all__ = [
     "ANNOTATIONS_PER_REQUEST",
@@ -60,6 +60,7 @@ _CONCLUSIONS: dict[Resolution, Conclusion] = {
     Resolution.NO_QUORUM: "neutral",
     Resolution.COST_LIMIT: "neutral",
     Resolution.FAILED: "neutral",
+    Resolution.NOTHING_TO_REVIEW: "neutral",
     Resolution.CANCELLED: "cancelled",
 }
 _LEVELS: dict[str, AnnotationLevel] = {

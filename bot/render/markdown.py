@@ -9,7 +9,7 @@ in this order: per-assessment details (longest first), the discussion, the findi
 (beyond the first rows, with "and K more"), then whole synthesis sections. The verdict, the
 banner and the top findings are never dropped.
 
-Every model-written string goes through `bot.council.sanitize`; table cells additionally
+Every model-written string goes through `bot.safety`; table cells additionally
 escape `|` and stay on one line.
 """
 
@@ -26,15 +26,11 @@ from bot.council.advisory import (
     SeatState,
     TopFinding,
 )
-from bot.council.sanitize import (
-    COMMENT_MARKER,
-    sanitize_html_text,
-    sanitize_inline,
-    sanitize_markdown,
-)
 from bot.council.schemas import Assessment
+from bot.safety import sanitize_html_text, sanitize_inline, sanitize_markdown
 
 __all__ = [
+    "COMMENT_MARKER",
     "RESOLUTION_EMOJI",
     "RESOLUTION_TITLE",
     "SEVERITY_EMOJI",
@@ -48,6 +44,9 @@ __all__ = [
     "verdict_heading",
 ]
 
+# Finds the sticky comment again (with the App's login: anyone can paste the marker).
+# `bot.safety` removes every `<!--` from model text, so no model can forge it.
+COMMENT_MARKER = "<!-- pr-council:advisory -->"
 RESOLUTION_EMOJI: dict[Resolution, str] = {
     Resolution.APPROVED: "✅",
     Resolution.APPROVED_WITH_CONDITIONS: "🟡",
@@ -57,6 +56,7 @@ RESOLUTION_EMOJI: dict[Resolution, str] = {
     Resolution.COST_LIMIT: "💸",
     Resolution.CANCELLED: "⏹️",
     Resolution.FAILED: "⚠️",
+    Resolution.NOTHING_TO_REVIEW: "➖",
 }
 RESOLUTION_TITLE: dict[Resolution, str] = {
     Resolution.APPROVED: "Approved",
@@ -67,6 +67,7 @@ RESOLUTION_TITLE: dict[Resolution, str] = {
     Resolution.COST_LIMIT: "Stopped at the cost limit",
     Resolution.CANCELLED: "Deliberation cancelled",
     Resolution.FAILED: "The deliberation failed",
+    Resolution.NOTHING_TO_REVIEW: "Nothing to review",
 }
 SEVERITY_EMOJI = {"critical": "🔴", "major": "🟠", "minor": "🟡", "nit": "⚪"}
 _STATE_TEXT = {

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.council.sanitize import COMMENT_MARKER
+from bot.render.markdown import COMMENT_MARKER
 from bot.github import (
     CheckRunPublisher,
     GitHubApp,
