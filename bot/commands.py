@@ -25,12 +25,13 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from bot.council.protocols import NAMES
+
 CommandKind = Literal["convene", "help", "cancel"]
 
-# The engine's protocol names (bot.council.engine.PROTOCOLS, checked equal by a test). Not
-# imported from there: the engine pulls in the model SDKs, which the webhook receiver,
-# the one user of this module on the hot path, must not pay for.
-PROTOCOL_NAMES: tuple[str, ...] = ("board", "council", "debate", "quick")
+# From the protocol table, which is pure: the webhook receiver, the one user of this module
+# on the hot path, does not pay for the engine and its model SDKs.
+PROTOCOL_NAMES: tuple[str, ...] = NAMES
 
 _COMMAND = re.compile(r" {0,3}/council(?:[ \t]+(?P<rest>.*?))?[ \t]*", re.IGNORECASE)
 _FENCE_OPEN = re.compile(r" {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)")
@@ -44,14 +45,20 @@ class Command:
     question: str | None = None
 
 
-GRAMMAR_HELP = """\
+def _either(names: tuple[str, ...]) -> str:
+    """`a`, `b` or `c`"""
+    quoted = [f"`{name}`" for name in names]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
+GRAMMAR_HELP = f"""\
 **Council commands** (in a comment on a pull request, on a line of their own):
 
 | command | what it does |
 | --- | --- |
 | `/council` | convene the council with the repository's configured protocol |
 | `/council <question>` | convene and ask the council this question |
-| `/council <protocol> [question]` | convene with `board`, `council`, `debate` or `quick` |
+| `/council <protocol> [question]` | convene with {_either(PROTOCOL_NAMES)} |
 | `/council help` | show this help and the repository's effective configuration |
 | `/council cancel` | stop the deliberation running on this pull request |
 

@@ -146,8 +146,8 @@ MAX_JUDGE_CYCLES = 3
 
 _BOARD = Protocol(
     name="board",
-    summary="a board of specialist personas, scored against the change, assesses, "
-    "discusses, votes and a chair synthesizes",
+    summary="specialist personas chosen for the change assess, discuss and vote; "
+    "a chair synthesizes",
     rules="A board of specialists assesses independently, discusses, votes APPROVE or "
     "REJECT, and a chair synthesizes.",
     default_for="label-triggered review, `/council`",
@@ -167,8 +167,8 @@ _BOARD = Protocol(
 )
 _COUNCIL = Protocol(
     name="council",
-    summary="one neutral seat per model answers as equals, with anonymized peer ranking; "
-    "the verdict follows from the assessments",
+    summary="one neutral seat per model; the members rank each other's answers and the "
+    "verdict follows from the assessments",
     rules="Several models answer independently as equals; a chair synthesizes.",
     default_for="`/council council ...`",
     phases=("convene", "assess", "gate", "rank", "resolve", "synthesize"),
@@ -181,8 +181,8 @@ _COUNCIL = Protocol(
 )
 _DEBATE = Protocol(
     name="debate",
-    summary="2-4 panelists designed for the question debate it until a step-back judge "
-    "calls convergence (at most 3 cycles), then vote",
+    summary="2-4 panelists designed for the question debate until a step-back judge "
+    "calls it converged (at most 3 cycles), then vote",
     rules="Panelists designed for the question debate it; a step-back judge decides "
     "when the debate has converged; members vote; a chair synthesizes.",
     default_for="`/council debate ...`",

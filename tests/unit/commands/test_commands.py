@@ -74,10 +74,10 @@ def test_not_commands(body: str) -> None:
     assert parse_command(body) is None
 
 
-def test_protocol_names_are_the_engines() -> None:
-    from bot.council.engine import PROTOCOLS
+def test_protocol_names_are_the_tables() -> None:
+    from bot.council.protocols import PROTOCOLS
 
-    assert PROTOCOL_NAMES == PROTOCOLS
+    assert PROTOCOL_NAMES == tuple(PROTOCOLS)
 
 
 def test_help_text_names_every_command_and_protocol() -> None:
