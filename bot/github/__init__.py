@@ -32,9 +32,6 @@ from bot.github.fetch import (
 )
 from bot.github.permissions import can_trigger, permission
 from bot.github.publish import (
-    CHECK_RUN_NAME,
-    DEFAULT_ACTIONS,
-    CheckRunAction,
     CheckRunPublisher,
     PostedComment,
     find_sticky_comment,
@@ -44,9 +41,6 @@ from bot.github.publish import (
 )
 
 __all__ = [
-    "CHECK_RUN_NAME",
-    "DEFAULT_ACTIONS",
-    "CheckRunAction",
     "CheckRunPublisher",
     "GitHubApp",
     "GitHubAuthError",

@@ -19,17 +19,22 @@ from githubkit_schemas.latest.models import (
     IssueComment,
     ReposOwnerRepoCommitsRefCheckRunsGetResponse200,
 )
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from bot.github.client import RepoClient
 from bot.github.errors import github_errors
-from bot.render.checks import Annotation, CheckRunOutput, Conclusion, annotation_batches
+from bot.render.checks import (
+    CHECK_RUN_ACTIONS,
+    CHECK_RUN_NAME,
+    Annotation,
+    CheckRunAction,
+    CheckRunOutput,
+    Conclusion,
+    annotation_batches,
+)
 from bot.render.markdown import COMMENT_MARKER
 
 __all__ = [
-    "CHECK_RUN_NAME",
-    "DEFAULT_ACTIONS",
-    "CheckRunAction",
     "CheckRunPublisher",
     "PostedComment",
     "ReactionContent",
@@ -39,7 +44,6 @@ __all__ = [
     "upsert_sticky_comment",
 ]
 
-CHECK_RUN_NAME = "Council"
 OUTPUT_MAX = 65_535
 PER_PAGE = 100
 
@@ -52,24 +56,6 @@ class PostedComment(BaseModel):
     id: int
     html_url: str
     created: bool = True  # False when an existing comment was updated
-
-
-class CheckRunAction(BaseModel):
-    """A button on the check run; GitHub caps label 20, description 40, identifier 20."""
-
-    model_config = ConfigDict(frozen=True)
-
-    label: str = Field(max_length=20)
-    description: str = Field(max_length=40)
-    identifier: str = Field(max_length=20)
-
-
-DEFAULT_ACTIONS: tuple[CheckRunAction, ...] = (
-    CheckRunAction(
-        label="Re-convene", description="Convene the council again", identifier="reconvene"
-    ),
-    CheckRunAction(label="Full debate", description="Convene a full debate", identifier="debate"),
-)
 
 
 # -- comments and reactions ------------------------------------------------------------------
@@ -231,7 +217,7 @@ class CheckRunPublisher:
         conclusion: Conclusion,
         *,
         details_url: str | None = None,
-        actions: Sequence[CheckRunAction] = DEFAULT_ACTIONS,
+        actions: Sequence[CheckRunAction] = CHECK_RUN_ACTIONS,
     ) -> None:
         """Complete the run. GitHub takes 50 annotations a request and appends each batch:
         all but the last go in updates first, so `completed` means everything is there."""

@@ -53,7 +53,7 @@ class JobRequest(BaseModel):
     protocol: str | None = None  # from the command or the button; None: the config's
     question: str | None = None
     check_run_id: int | None = None
-    action: str | None = None  # requested_action identifier: "reconvene" or "debate"
+    action: str | None = None  # requested_action identifier: bot.render.checks.BUTTON_*
     label: str | None = None
     merged: bool | None = None
     draft: bool | None = None

@@ -7,6 +7,9 @@ check never blocks: failure and action_required become neutral.
 
 GitHub takes at most 50 annotations per request, so `annotation_batches` splits them for
 the create call and the updates that follow.
+
+The run's name and its buttons are defined here once: the publisher creates them, the
+webhook router recognises them, the worker acts on them.
 """
 
 from __future__ import annotations
@@ -30,8 +33,13 @@ from bot.safety import strip_invisible
 
 __all__ = [
     "ANNOTATIONS_PER_REQUEST",
+    "BUTTON_DEBATE",
+    "BUTTON_RECONVENE",
+    "CHECK_RUN_ACTIONS",
+    "CHECK_RUN_NAME",
     "Annotation",
     "AnnotationLevel",
+    "CheckRunAction",
     "CheckRunOutput",
     "Conclusion",
     "Gate",
@@ -45,6 +53,9 @@ Gate = Literal["verdict", "advisory"]
 Conclusion = Literal["success", "neutral", "action_required", "failure", "cancelled"]
 AnnotationLevel = Literal["notice", "warning", "failure"]
 
+CHECK_RUN_NAME = "Council"  # the App's check run; re-runs of anyone else's are not ours
+BUTTON_RECONVENE = "reconvene"  # requested_action identifiers
+BUTTON_DEBATE = "debate"
 ANNOTATIONS_PER_REQUEST = 50
 # GitHub's limits are 65,535 characters for summary and text; stay clear of them.
 _SUMMARY_MAX = 60_000
@@ -81,6 +92,26 @@ class Annotation(BaseModel):
     title: str
     message: str
     raw_details: str | None = None
+
+
+class CheckRunAction(BaseModel):
+    """A button on the check run; GitHub caps label 20, description 40, identifier 20."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str = Field(max_length=20)
+    description: str = Field(max_length=40)
+    identifier: str = Field(max_length=20)
+
+
+CHECK_RUN_ACTIONS: tuple[CheckRunAction, ...] = (
+    CheckRunAction(
+        label="Re-convene", description="Convene the council again", identifier=BUTTON_RECONVENE
+    ),
+    CheckRunAction(
+        label="Full debate", description="Convene a full debate", identifier=BUTTON_DEBATE
+    ),
+)
 
 
 class CheckRunOutput(BaseModel):

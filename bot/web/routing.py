@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from bot.commands import parse_command
 from bot.queue.jobs import JobRequest, Trigger
+from bot.render.checks import BUTTON_DEBATE, BUTTON_RECONVENE, CHECK_RUN_NAME
 from bot.web.payloads import (
     CheckRunEvent,
     InstallationEvent,
@@ -30,8 +31,8 @@ from bot.web.payloads import (
     PullRequestEvent,
 )
 
-CHECK_RUN_NAME = "Council"  # the check run the App creates; others' re-runs are not ours
-BUTTON_PROTOCOLS: dict[str, str | None] = {"reconvene": None, "debate": "debate"}
+# The protocol each check-run button asks for (None: the one the run had).
+BUTTON_PROTOCOLS: dict[str, str | None] = {BUTTON_RECONVENE: None, BUTTON_DEBATE: "debate"}
 PUSH_ACTIONS = frozenset({"synchronize", "ready_for_review", "reopened"})
 _Model = TypeVar("_Model", bound=BaseModel)
 _COMMAND_TRIGGERS: dict[str, Trigger] = {"convene": "command", "help": "help", "cancel": "cancel"}
