@@ -37,7 +37,15 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
-from bot.council.engine import BoardConfig, PinnedSeat, ProtocolName
+from bot.council.engine import BoardConfig, PinnedSeat
+from bot.council.protocols import (
+    BOARD_SIZE,
+    DEFAULT_BOARD_SIZE,
+    DEFAULT_DISCUSSION_ROUNDS,
+    DISCUSSION_ROUNDS,
+    PROTOCOLS,
+    ProtocolName,
+)
 from bot.providers import ConfigurationError, ProviderRegistry, parse_model_ref
 from bot.safety import sanitize_markdown, strip_invisible
 from bot.settings import Settings
@@ -98,9 +106,11 @@ class _Section(BaseModel):
 
 
 class BoardSection(_Section):
-    default_size: int = Field(default=5, ge=2, le=9)
-    min_size: int = Field(default=3, ge=2, le=9)
-    discussion_rounds: int = Field(default=1, ge=0, le=3)
+    default_size: int = Field(default=DEFAULT_BOARD_SIZE, ge=BOARD_SIZE[0], le=BOARD_SIZE[1])
+    min_size: int = Field(default=3, ge=BOARD_SIZE[0], le=BOARD_SIZE[1])
+    discussion_rounds: int = Field(
+        default=DEFAULT_DISCUSSION_ROUNDS, ge=DISCUSSION_ROUNDS[0], le=DISCUSSION_ROUNDS[1]
+    )
 
     @field_validator("min_size")
     @classmethod
@@ -608,13 +618,28 @@ def _fenced(info: str, body: str) -> str:
     return f"{fence}{info}\n{body.rstrip()}\n{fence}"
 
 
+def _protocols(config: EffectiveConfig) -> str:
+    """Every protocol of the table, marked where this repository's config uses it."""
+    lines = [
+        "**Protocols** (`protocol` runs on a trigger label and for `/council`, "
+        "`push_protocol` on new pushes; a `/council` command may name any of them):"
+    ]
+    for name, protocol in PROTOCOLS.items():
+        keys = [key for key in ("protocol", "push_protocol") if getattr(config, key) == name]
+        used = f" ({', '.join(f'`{key}`' for key in keys)})" if keys else ""
+        lines.append(f"- `{name}`{used}: {protocol.summary}")
+    return "\n".join(lines)
+
+
 def render_effective(config: EffectiveConfig, issues: Sequence[ConfigIssue] = ()) -> str:
-    """Markdown for `/council help`: the effective config as YAML, then any problems."""
+    """Markdown for `/council help`: the effective config as YAML, the protocols it can
+    run, then any problems."""
     parts = [
         f"**Effective configuration** (`{CONFIG_PATH}` on the default branch, within the "
         "operator's limits; empty `models` and a null `chair_model` mean the operator's "
         "defaults, a null `max_cost_usd` no cap):",
         _fenced("yaml", effective_yaml(config)),
+        _protocols(config),
     ]
     if issues:
         listed = "\n".join(
