@@ -23,6 +23,14 @@ _EPHEMERAL = {"type": "ephemeral"}
 _MAX_BREAKPOINTS = 4
 
 
+def anthropic_client(
+    key: str, base_url: str | None, *, max_retries: int, timeout_s: float
+) -> anthropic.AsyncAnthropic:
+    return anthropic.AsyncAnthropic(
+        api_key=key, base_url=base_url, max_retries=max_retries, timeout=timeout_s
+    )
+
+
 class AnthropicAdapter(Adapter):
     def __init__(self, client: anthropic.AsyncAnthropic, secrets: list[str], **kwargs: Any):
         super().__init__(**kwargs)

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Sequence
-
-import anthropic
-import openai
 
 from bot.providers.base import (
     BadRequest,
@@ -45,26 +43,41 @@ def map_sdk_error(
 
 
 def _classify(err: Exception, *, ref: str, key_env: str | None, message: str) -> ProviderError:
-    if isinstance(err, anthropic.APITimeoutError | openai.APITimeoutError):
+    if _is(err, "APITimeoutError"):
         return ProviderTimeout(f"{ref}: request timed out (retries exhausted)")
-    if isinstance(err, anthropic.APIConnectionError | openai.APIConnectionError):
+    if _is(err, "APIConnectionError"):
         return Unreachable(f"{ref}: cannot reach the provider ({message})")
-    if isinstance(err, anthropic.RateLimitError | openai.RateLimitError):
+    if _is(err, "RateLimitError"):
         return RateLimited(f"{ref}: rate limited (retries exhausted): {message}")
-    if isinstance(err, anthropic.AuthenticationError | openai.AuthenticationError):
+    if _is(err, "AuthenticationError"):
         hint = f"; check {key_env}" if key_env else ""
         return ConfigurationError(f"{ref}: authentication failed{hint}")
-    if isinstance(err, anthropic.PermissionDeniedError | openai.PermissionDeniedError):
+    if _is(err, "PermissionDeniedError"):
         return ConfigurationError(f"{ref}: permission denied: {message}")
-    if isinstance(err, anthropic.NotFoundError | openai.NotFoundError):
+    if _is(err, "NotFoundError"):
         return ConfigurationError(f"{ref}: unknown model or endpoint: {message}")
-    if isinstance(err, anthropic.APIStatusError | openai.APIStatusError):
-        return _status_error(err.status_code, ref=ref, message=message)
-    if isinstance(err, anthropic.APIResponseValidationError | openai.APIResponseValidationError):
+    if _is(err, "APIStatusError"):
+        return _status_error(int(getattr(err, "status_code", 0)), ref=ref, message=message)
+    if _is(err, "APIResponseValidationError"):
         return ServerError(f"{ref}: the provider sent a response that does not parse")
     if isinstance(err, ValueError):  # malformed JSON bodies surface as decode errors
         return ServerError(f"{ref}: the provider sent a malformed response")
     return ServerError(f"{ref}: {type(err).__name__}: {message}")
+
+
+# The SDKs share their exception names. Only an SDK that is loaded can have raised one, so
+# the check imports neither: each adapter's SDK loads with that family's first client.
+_SDKS = ("anthropic", "openai")
+
+
+def _is(err: Exception, name: str) -> bool:
+    """`err` is an instance of `<sdk>.<name>` of a loaded SDK."""
+    for sdk in _SDKS:
+        module = sys.modules.get(sdk)
+        kind = getattr(module, name, None) if module is not None else None
+        if isinstance(kind, type) and isinstance(err, kind):
+            return True
+    return False
 
 
 def _status_error(status: int, *, ref: str, message: str) -> ProviderError:

@@ -21,6 +21,24 @@ from bot.providers.errors import map_sdk_error
 from bot.providers.schema import schema_instructions, strict_schema
 
 
+def openai_client(
+    key: str,
+    base_url: str | None,
+    *,
+    max_retries: int,
+    timeout_s: float,
+    api_version: str | None = None,
+) -> openai.AsyncOpenAI:
+    """For OpenAI and every compatible endpoint; Azure wants its api-version in the query."""
+    return openai.AsyncOpenAI(
+        api_key=key,
+        base_url=base_url,
+        max_retries=max_retries,
+        timeout=timeout_s,
+        default_query={"api-version": api_version} if api_version else None,
+    )
+
+
 class OpenAIAdapter(Adapter):
     def __init__(
         self, client: openai.AsyncOpenAI, secrets: list[str], key_env: str | None, **kwargs: Any

@@ -7,21 +7,19 @@ import asyncio
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-import anthropic
-import httpx
-import openai
 import structlog
 from pydantic import SecretStr
 
-from bot.providers.adapter import Adapter, Slot
-from bot.providers.anthropic_adapter import AnthropicAdapter
 from bot.providers.base import ConfigurationError
 from bot.providers.capabilities import CapabilityTable
-from bot.providers.openai_adapter import OpenAIAdapter
 from bot.providers.refs import OLLAMA, ModelRef, parse_model_ref
 from bot.settings import Settings
 from bot.tokens import TokenEstimator, default_estimator
+
+if TYPE_CHECKING:  # the adapters import their SDK, which the first client of a family loads
+    from bot.providers.adapter import Adapter, Slot
 
 log = structlog.get_logger(__name__)
 
@@ -91,8 +89,11 @@ class ProviderRegistry:
         return self._limits[provider]
 
     def _build(self, ref: ModelRef) -> Adapter:
+        """An adapter and its SDK client. Each family's adapter module, and with it the SDK
+        (the larger part of a command's start-up), is imported here, by the first client
+        of that family: a dry run, a `--help` or a context never loads either."""
         assert self.table is not None
-        common = {
+        common: dict[str, Any] = {
             "ref": ref,
             "capabilities": self.table.lookup(ref.family, ref.model),
             "limit": self._limit(ref.provider),
@@ -100,21 +101,25 @@ class ProviderRegistry:
             "estimator": self.estimator,
         }
         if ref.family == "anthropic":
+            from bot.providers.anthropic_adapter import AnthropicAdapter, anthropic_client
+
             key = self._key(self.settings.anthropic_api_key, "ANTHROPIC_API_KEY", ref)
-            client = anthropic.AsyncAnthropic(
-                api_key=key,
-                base_url=ref.base_url,
+            client = anthropic_client(
+                key,
+                ref.base_url,
                 max_retries=self.settings.max_retries,
-                timeout=self.settings.request_timeout_s,
+                timeout_s=self.settings.request_timeout_s,
             )
             return AnthropicAdapter(client, [key], **common)
+        from bot.providers.openai_adapter import OpenAIAdapter, openai_client
+
         key, key_env = self._openai_key(ref)
-        oai = openai.AsyncOpenAI(
-            api_key=key,
-            base_url=ref.base_url,
+        oai = openai_client(
+            key,
+            ref.base_url,
             max_retries=self.settings.max_retries,
-            timeout=self.settings.request_timeout_s,
-            default_query={"api-version": ref.api_version} if ref.api_version else None,
+            timeout_s=self.settings.request_timeout_s,
+            api_version=ref.api_version,
         )
         return OpenAIAdapter(oai, [key], key_env, **common)
 
@@ -143,6 +148,8 @@ def _secret(value: SecretStr | None) -> str:
 
 async def detect_ollama(url: str, timeout_s: float = 0.5) -> str | None:
     """The first model a local Ollama server lists, or None if nothing answers."""
+    import httpx  # only a command that looks for a model pays for it
+
     try:
         async with httpx.AsyncClient(timeout=timeout_s) as client:
             response = await client.get(f"{url.rstrip('/')}/api/tags")
