@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.council.protocols import PROTOCOLS
 from bot.council.schemas import (
     Assessment,
     DiscussionReply,
@@ -64,16 +65,6 @@ what you could not check.
 
 Protocol: {protocol}. {protocol_text}"""
 
-_PROTOCOL_TEXT = {
-    "board": "A board of specialists assesses independently, discusses, votes APPROVE or "
-    "REJECT, and a chair synthesizes.",
-    "council": "Several models answer independently as equals; a chair synthesizes.",
-    "debate": "Panelists designed for the question debate it; a step-back judge decides "
-    "when the debate has converged; members vote; a chair synthesizes.",
-    "quick": "A small board assesses independently; the verdict follows from the "
-    "assessments; a chair synthesizes.",
-}
-
 
 _LABEL = re.compile(r"[^a-z0-9]+")
 _BACKTICKS = re.compile(r"`+")
@@ -104,7 +95,8 @@ def fence_title(title: str) -> str:
 
 
 def system_blocks(protocol: str, context: str, *, language: str | None = None) -> list[SystemBlock]:
-    rules = _RULES.format(protocol=protocol, protocol_text=_PROTOCOL_TEXT.get(protocol, ""))
+    known = PROTOCOLS.get(protocol)
+    rules = _RULES.format(protocol=protocol, protocol_text=known.rules if known else "")
     if language:
         rules += f"\nWrite every prose field in {language}."
     return [SystemBlock(text=rules), SystemBlock(text=context, cache=True)]
