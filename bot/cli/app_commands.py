@@ -14,10 +14,9 @@ import httpx
 import typer
 from rich.console import Console
 
+from bot.cli.exits import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
 from bot.logs import configure_logging
 from bot.settings import MissingSettingError, Settings, require_app
-
-EXIT_CONFIG = 2
 
 
 def _settings(*, app: bool = True) -> Settings:
@@ -28,7 +27,7 @@ def _settings(*, app: bool = True) -> Settings:
             require_app(settings)
     except (MissingSettingError, ValueError) as error:
         err.print(f"[bold red]error:[/] {error}", highlight=False)
-        raise typer.Exit(EXIT_CONFIG) from None
+        raise typer.Exit(EXIT_USAGE) from None
     configure_logging(settings.log_level, json_lines=settings.log_json)
     return settings
 
@@ -65,16 +64,16 @@ def replay(
     settings = _settings(app=False)
     if settings.github_webhook_secret is None:
         Console(stderr=True).print("error: GITHUB_WEBHOOK_SECRET is not set")
-        raise typer.Exit(EXIT_CONFIG)
+        raise typer.Exit(EXIT_USAGE)
     if not payload.is_file():
         Console(stderr=True).print(f"error: payload file not found: {payload}")
-        raise typer.Exit(EXIT_CONFIG)
+        raise typer.Exit(EXIT_USAGE)
     body = payload.read_bytes()
     try:
         json.loads(body)
     except ValueError:
         Console(stderr=True).print(f"error: {payload} is not JSON")
-        raise typer.Exit(EXIT_CONFIG) from None
+        raise typer.Exit(EXIT_USAGE) from None
     secret = settings.github_webhook_secret.get_secret_value().encode()
     signature = "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
     headers = {
@@ -88,6 +87,6 @@ def replay(
         response = httpx.post(url, content=body, headers=headers, timeout=30)
     except httpx.HTTPError as error:
         Console(stderr=True).print(f"error: cannot post to {url}: {error}")
-        raise typer.Exit(1) from None
+        raise typer.Exit(EXIT_PROBLEMS) from None
     typer.echo(f"{response.status_code} {response.text}")
-    raise typer.Exit(0 if response.status_code < 400 else 1)
+    raise typer.Exit(EXIT_OK if response.status_code < 400 else EXIT_PROBLEMS)

@@ -9,6 +9,7 @@ from typing import Annotated, NoReturn
 import typer
 from pydantic import ValidationError
 
+from bot.cli.exits import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
 from bot.config import (
     CONFIG_PATH,
     ConfigIssue,
@@ -20,10 +21,6 @@ from bot.council.personas import load_catalog
 from bot.settings import Settings
 
 app = typer.Typer(help="Check a repository's council configuration.", no_args_is_help=True)
-
-EXIT_VALID = 0
-EXIT_ISSUES = 1
-EXIT_UNREADABLE = 2
 
 
 @app.command("check")
@@ -47,7 +44,7 @@ def check(
     allowed = ", ".join(allowed_repo_models(settings)) or "none"
     typer.echo(f"# models a repository may choose here: {allowed}")
     typer.echo(effective_yaml(result.config), nl=False)
-    raise typer.Exit(EXIT_ISSUES if result.issues else EXIT_VALID)
+    raise typer.Exit(EXIT_PROBLEMS if result.issues else EXIT_OK)
 
 
 def _personas(file: Path) -> list[str]:
@@ -85,4 +82,4 @@ def _settings() -> Settings:
 
 def _fail(message: str) -> NoReturn:
     typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(EXIT_UNREADABLE)
+    raise typer.Exit(EXIT_USAGE)

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from bot.context import DEFAULT_BUDGET, BuiltContext
-from bot.review.local import DiffError, read_branch, read_diff_file
-from bot.review.localrepo import build_local_context
-from bot.settings import Settings
+from bot.cli.exits import EXIT_USAGE
 
-EXIT_USAGE = 2
+if TYPE_CHECKING:
+    from bot.context import BuiltContext
 
 
 def context(
@@ -35,6 +33,10 @@ def context(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Show the packed context for a change: sections, what was left out, signals."""
+    # Imported here, not at the top: `council --help` loads this module too.
+    from bot.review.local import DiffError, read_branch, read_diff_file
+    from bot.review.localrepo import build_local_context
+
     err = Console(stderr=True)
     if base and diff:
         err.print("[bold red]error:[/] use either --base or --diff, not both")
@@ -53,6 +55,9 @@ def context(
 
 
 def _default_budget() -> int:
+    from bot.context import DEFAULT_BUDGET
+    from bot.settings import Settings
+
     try:
         return Settings().context_tokens
     except ValueError:
