@@ -51,6 +51,7 @@ from bot.safety import sanitize_markdown, strip_invisible
 from bot.settings import Settings
 
 __all__ = [
+    "AGENTS_DIR",
     "CONFIG_PATH",
     "MAX_CONFIG_CHARS",
     "ROOT_KEY",
@@ -66,6 +67,7 @@ __all__ = [
 ]
 
 CONFIG_PATH = ".github/council.yml"
+AGENTS_DIR = ".github/council/agents"  # the repo's own personas, beside the config
 ROOT_KEY = ""  # the key of an issue about the file as a whole
 MAX_CONFIG_CHARS = 64 * 1024
 # A config is a few dozen values; these bound what a hostile file can make us walk.

@@ -5,19 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from bot.cli.runner import EXIT_USAGE
-from bot.context import DEFAULT_BUDGET
-from bot.council.personas import Catalog, load_catalog
-from bot.council.scoring import explain, score_catalog, select_board
-from bot.review.inputs import council_inputs
-from bot.review.local import DiffError, read_diff_file
-from bot.review.localrepo import build_local_context
+from bot.cli.exits import EXIT_USAGE
+
+if TYPE_CHECKING:
+    from bot.council.personas import Catalog
 
 
 def agents(
@@ -36,6 +33,9 @@ def agents(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """List the persona catalog; with --diff, score it and show the board."""
+    # Imported here, not at the top: `council --help` loads this module too.
+    from bot.council.personas import load_catalog
+
     console = Console()
     catalog = load_catalog(extra or [])
     for issue in catalog.issues:
@@ -43,6 +43,12 @@ def agents(
     if diff is None:
         _list(catalog, console, as_json)
         return
+    from bot.context import DEFAULT_BUDGET
+    from bot.council.scoring import explain, score_catalog, select_board
+    from bot.review.inputs import council_inputs
+    from bot.review.local import DiffError, read_diff_file
+    from bot.review.localrepo import build_local_context
+
     try:
         change = read_diff_file(diff)
     except DiffError as error:

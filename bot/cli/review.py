@@ -1,34 +1,30 @@
-"""`council review`: the council on a local change, a diff file, or stdin."""
+"""`council review`: the council on a local change, a diff file, stdin, or a pull request.
+
+The review is put together by `bot.review`, exactly as the App's worker puts it together;
+this module only reads the options, prints, and chooses the exit code.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 import uuid
-from typing import Annotated, NoReturn
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal, NoReturn
 
 import typer
 from rich.console import Console
 
-from bot.cli.progress import ProgressView
-from bot.cli.pullrequest import plan_pull_request
-from bot.cli.runner import (
-    EXIT_NO_QUORUM,
-    EXIT_USAGE,
-    ReviewPlan,
-    advisory_json,
-    dry_run_json,
-    plan_review,
-    print_dry_run,
-    run_review,
-)
-from bot.council.advisory import Resolution
-from bot.council.convene import ConveneError
-from bot.logs import configure_logging
-from bot.providers import ConfigurationError
-from bot.review.local import DiffError, LocalChange, read_branch, read_diff_file
+from bot.cli.exits import EXIT_NO_QUORUM, EXIT_USAGE
 from bot.settings import Settings
+
+if TYPE_CHECKING:
+    from bot.council.advisory import Advisory
+    from bot.review.assemble import PreparedReview, ReviewOptions
+    from bot.review.setup import RepoSetup
+    from bot.review.sources import Source
 
 NO_PROVIDER = (
     "No model provider is available, so this is a dry run. To convene the council set "
@@ -37,30 +33,21 @@ NO_PROVIDER = (
     "openai-compatible:<model>@<base_url>), or start Ollama on 127.0.0.1:11434."
 )
 
+Format = Literal["markdown", "json", "text"]
+
 
 def review(
     base: Annotated[
         str | None,
         typer.Option(
-            "--base", help="Review HEAD against this ref (default: the upstream, or main)."
+            "--base",
+            help="Review HEAD against this ref (default: the upstream when it differs from "
+            "HEAD, else origin/HEAD, main or master).",
         ),
     ] = None,
     diff: Annotated[
         str | None, typer.Option("--diff", help="Review a diff file; - for stdin.")
     ] = None,
-    protocol: Annotated[
-        str, typer.Option("--protocol", help="board, council, debate or quick.")
-    ] = "board",
-    question: Annotated[
-        str | None, typer.Option("--question", help="The question to put to the council.")
-    ] = None,
-    models: Annotated[
-        str | None, typer.Option("--models", help="Comma-separated model references.")
-    ] = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Show seats, context and cost; call no model.")
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     pr: Annotated[
         str | None,
         typer.Option(
@@ -68,75 +55,213 @@ def review(
             help="Review a pull request, OWNER/REPO#N (needs GITHUB_TOKEN); nothing is posted.",
         ),
     ] = None,
+    protocol: Annotated[
+        str | None,
+        typer.Option(
+            "--protocol",
+            help="board, council, debate or quick (default: the repository's `protocol`).",
+        ),
+    ] = None,
+    question: Annotated[
+        str | None, typer.Option("--question", help="The question to put to the council.")
+    ] = None,
+    models: Annotated[
+        str | None, typer.Option("--models", help="Comma-separated model references.")
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="The council config to use (default: .github/council.yml in the working "
+            "tree; with --pr, the repository's default branch).",
+        ),
+    ] = None,
+    size: Annotated[
+        int | None, typer.Option("--size", help="Board seats (default: board.default_size).")
+    ] = None,
+    rounds: Annotated[
+        int | None,
+        typer.Option("--rounds", help="Discussion rounds, 0-3 (default: board.discussion_rounds)."),
+    ] = None,
+    budget_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--budget-tokens", help="The context budget in tokens (default: context.max_tokens)."
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show seats, context and cost; call no model.")
+    ] = False,
+    show_prompts: Annotated[
+        bool, typer.Option("--show-prompts", help="With --dry-run: print the prompts too.")
+    ] = False,
+    output: Annotated[
+        Format | None,
+        typer.Option(
+            "--format",
+            help="markdown, json or text (default: text on a terminal, else markdown).",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
 ) -> None:
     """Convene the council on a change and print its advisory."""
     err = Console(stderr=True)
     settings = _settings(err)
+    from bot.logs import configure_logging
+
     configure_logging(settings.log_level, json_lines=settings.log_json)
     if sum(x is not None for x in (base, diff, pr)) > 1:
         _fail(err, "use one of --base, --diff and --pr")
-    refs = [m.strip() for m in (models or "").split(",") if m.strip()]
+    if pr is not None and config is not None:
+        _fail(err, "--config reads a local file; with --pr the default branch's config is used")
+    chosen: Format = (
+        "json" if as_json else output or ("text" if _stdout_is_terminal() else "markdown")
+    )
+    request = _Request(
+        base=base,
+        diff=diff,
+        pr=pr,
+        config=config,
+        dry_run=dry_run,
+        show_prompts=show_prompts,
+        output=chosen,
+    )
+    from bot.review.assemble import ReviewOptions
+
+    options = ReviewOptions(
+        protocol=protocol,
+        question=question,
+        models=[m.strip() for m in (models or "").split(",") if m.strip()],
+        size=size,
+        rounds=rounds,
+        budget_tokens=budget_tokens,
+    )
+    code = asyncio.run(_review(settings, request, options, err))
+    raise typer.Exit(code)
+
+
+class _Request:
+    def __init__(
+        self,
+        *,
+        base: str | None,
+        diff: str | None,
+        pr: str | None,
+        config: Path | None,
+        dry_run: bool,
+        show_prompts: bool,
+        output: Format,
+    ) -> None:
+        self.base, self.diff, self.pr, self.config = base, diff, pr, config
+        self.dry_run, self.show_prompts, self.output = dry_run, show_prompts, output
+
+
+async def _review(
+    settings: Settings, request: _Request, options: ReviewOptions, err: Console
+) -> int:
+    from bot.council.convene import ConveneError
+    from bot.providers import ConfigurationError
+    from bot.review.assemble import ReviewError
+    from bot.review.local import DiffError
+    from bot.review.pull import PullRefError
+    from bot.review.setup import SetupError
+
     try:
-        if pr is not None:
-            plan, head = asyncio.run(
-                plan_pull_request(settings, pr, protocol=protocol, question=question, models=refs)
-            )
-            change = LocalChange(
-                diff="", title=plan.title, description="", head_sha=head, source=pr
-            )
-        else:
-            change = _read_change(base, diff, err)
-            plan = asyncio.run(
-                plan_review(settings, change, protocol=protocol, question=question, models=refs)
-            )
-    except (ConfigurationError, ConveneError, ValueError) as error:
+        async with _open_source(settings, request) as (source, setup):
+            _print_setup(setup, err)
+            prepared = await _prepare(settings, source, setup, options)
+            return await _present(settings, prepared, request, err)
+    except (
+        ConfigurationError,
+        ConveneError,
+        DiffError,
+        PullRefError,
+        ReviewError,
+        SetupError,
+    ) as error:
         _fail(err, str(error))
-    if not plan.models:
-        err.print(NO_PROVIDER)
-        dry_run = True
-    if dry_run:
-        _emit_dry_run(plan, as_json)
-        raise typer.Exit(0)
-    _run(settings, plan, change, as_json, err)
 
 
-def _run(
-    settings: Settings, plan: ReviewPlan, change: LocalChange, as_json: bool, err: Console
-) -> None:
+@asynccontextmanager
+async def _open_source(
+    settings: Settings, request: _Request
+) -> AsyncIterator[tuple[Source, RepoSetup]]:
+    """The change and the setup it is reviewed with: a PR's from its default branch (the
+    client stays open while the context is gathered), a local one's from the work tree."""
+    from bot.review.setup import local_setup
+    from bot.review.sources import LocalSource
+
+    if request.pr is not None:
+        from bot.council.personas import load_catalog
+        from bot.review.pull import open_pull
+
+        async with open_pull(settings, request.pr, load_catalog()) as opened:
+            yield opened.source, opened.setup
+        return
+    from bot.review.local import read_branch, read_diff_file
+
+    change = read_diff_file(request.diff) if request.diff else read_branch(request.base)
+    yield LocalSource(change), local_setup(settings, config_file=request.config)
+
+
+async def _prepare(
+    settings: Settings, source: Source, setup: RepoSetup, options: ReviewOptions
+) -> PreparedReview:
+    from bot.providers import ProviderRegistry
+    from bot.review.assemble import prepare_review
+
+    registry = ProviderRegistry(settings)
+    for ref in options.models:
+        registry.resolve(ref)  # a malformed reference is a usage error, before any work
+    available = [] if options.models or setup.config.models else await registry.available_models()
+    return await prepare_review(source, setup, settings, options, available=available)
+
+
+async def _present(
+    settings: Settings, prepared: PreparedReview, request: _Request, err: Console
+) -> int:
+    from bot.cli import dryrun
+    from bot.review.plan import plan_review
+
+    if not prepared.models:
+        err.print(NO_PROVIDER, highlight=False)
+    if request.dry_run or not prepared.models:
+        plan = await plan_review(prepared, settings)
+        dryrun.emit(plan, request.output, show_prompts=request.show_prompts)
+        return 0
+    advisory = await _run(settings, prepared, err)
+    return _emit_advisory(advisory, prepared, request.output, err)
+
+
+async def _run(settings: Settings, prepared: PreparedReview, err: Console) -> Advisory:
+    from bot.cli.progress import ProgressView
+    from bot.review.run import review_and_record
+
     view = ProgressView(err)
-    try:
-        with view:
-            advisory, markdown = asyncio.run(
-                run_review(
-                    settings,
-                    plan,
-                    deliberation_id=str(uuid.uuid4()),
-                    head_sha=change.head_sha,
-                    on_progress=view.update,
-                )
-            )
-    except (ConfigurationError, ConveneError) as error:
-        _fail(err, str(error))
-    if as_json:
-        typer.echo(json.dumps(advisory_json(advisory, markdown), indent=2))
-    else:
-        typer.echo(markdown)
-    if advisory.resolution == Resolution.NO_QUORUM:
-        raise typer.Exit(EXIT_NO_QUORUM)
+    with view:
+        return await review_and_record(
+            settings, prepared, deliberation_id=str(uuid.uuid4()), on_progress=view.update
+        )
 
 
-def _emit_dry_run(plan: ReviewPlan, as_json: bool) -> None:
-    if as_json:
-        typer.echo(json.dumps(dry_run_json(plan), indent=2))
-    else:
-        print_dry_run(plan, Console())
+def _emit_advisory(
+    advisory: Advisory, prepared: PreparedReview, output: Format, err: Console
+) -> int:
+    from bot.cli import report
+    from bot.council.advisory import Resolution
+
+    report.emit(advisory, prepared, output, err)
+    return EXIT_NO_QUORUM if advisory.resolution == Resolution.NO_QUORUM else 0
 
 
-def _read_change(base: str | None, diff: str | None, err: Console) -> LocalChange:
-    try:
-        return read_diff_file(diff) if diff else read_branch(base)
-    except DiffError as error:
-        _fail(err, str(error))
+def _print_setup(setup: RepoSetup, err: Console) -> None:
+    err.print(f"council: {setup.describe()}", highlight=False, markup=False)
+    for problem in setup.problems():
+        err.print(f"council: {problem}", highlight=False, markup=False)
+
+
+def _stdout_is_terminal() -> bool:
+    return sys.stdout.isatty()
 
 
 def _settings(err: Console) -> Settings:

@@ -53,6 +53,8 @@ class Resolution(StrEnum):
     CANCELLED = "CANCELLED"
     # The job failed or expired before the council could resolve (reason says why).
     FAILED = "FAILED"
+    # The change has no changed line to read (empty, binary only, renames only): no call.
+    NOTHING_TO_REVIEW = "NOTHING_TO_REVIEW"
 
     @property
     def is_verdict(self) -> bool:

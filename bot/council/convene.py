@@ -73,8 +73,10 @@ async def convene(
     request: ConveneRequest,
     catalog: Catalog,
     records: Sequence[PersonaRecord],
-    caller: SeatCaller,
+    caller: SeatCaller | None,
 ) -> Convened:
+    """The seats, their order and the officers. `caller` is needed only where a model
+    designs the panel (debate); None previews the other protocols without a call."""
     notes: list[str] = []
     panel: PanelDesign | None = None
     proto = protocol(request.protocol)
@@ -84,6 +86,8 @@ async def convene(
     if proto.seats.convene == "models":
         seats, notes = _council_seats(request.models, count)
     elif proto.seats.convene == "designed":
+        if caller is None:
+            raise ConveneError(f"{proto.name}: a model designs the seats; there is no preview")
         panel = await _design_panel(request, caller, count)
         seats = _panel_seats(panel, request.models)
     else:

@@ -206,6 +206,24 @@ class _Run:
         )
 
 
+def _convene_request(request: DeliberationRequest) -> ConveneRequest:
+    return ConveneRequest(
+        deliberation_id=request.deliberation_id,
+        protocol=request.protocol,
+        topic=request.topic,
+        signals=request.signals,
+        models=request.models,
+        allowed_models=request.allowed_models,
+        chair_model=request.chair_model,
+        board_size=request.board.default_size,
+        board_min_size=request.board.min_size,
+        pinned=[(p.persona, p.model) for p in request.pinned],
+        system=prompts.system_blocks(request.protocol, request.context, language=request.language),
+        max_tokens=request.max_tokens,
+        deadline_s=request.assessment_timeout_s,
+    )
+
+
 class Engine:
     def __init__(
         self,
@@ -259,33 +277,19 @@ class Engine:
         )
         return advisory
 
+    async def preview(self, request: DeliberationRequest) -> Convened | None:
+        """The seats `deliberate` would convene for `request`, with no model call and no
+        ledger write (the dry run); None where a model designs them (debate)."""
+        if protocol(request.protocol).seats.convene == "designed":
+            return None
+        return await convene(_convene_request(request), self._catalog, self._records, None)
+
     async def _convene(self, request: DeliberationRequest, caller: SeatCaller) -> Convened:
         recorded = await self._ledger.step(request.deliberation_id, "convened")
         if recorded is not None:
             return Convened.model_validate(recorded.payload)
         self._progress("convene", None, "started")
-        convened = await convene(
-            ConveneRequest(
-                deliberation_id=request.deliberation_id,
-                protocol=request.protocol,
-                topic=request.topic,
-                signals=request.signals,
-                models=request.models,
-                allowed_models=request.allowed_models,
-                chair_model=request.chair_model,
-                board_size=request.board.default_size,
-                board_min_size=request.board.min_size,
-                pinned=[(p.persona, p.model) for p in request.pinned],
-                system=prompts.system_blocks(
-                    request.protocol, request.context, language=request.language
-                ),
-                max_tokens=request.max_tokens,
-                deadline_s=request.assessment_timeout_s,
-            ),
-            self._catalog,
-            self._records,
-            caller,
-        )
+        convened = await convene(_convene_request(request), self._catalog, self._records, caller)
         await self._ledger.append(
             request.deliberation_id,
             EventKind.CONVENED,

@@ -15,6 +15,7 @@ from githubkit.rest.paginator import Paginator
 from githubkit_schemas.latest.models import Commit, ContentFile, DiffEntry
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.config import AGENTS_DIR, CONFIG_PATH
 from bot.github.client import RepoClient
 from bot.github.errors import GitHubError, GitHubNotFound, github_errors
 
@@ -35,8 +36,6 @@ __all__ = [
     "read_file",
 ]
 
-CONFIG_PATH = ".github/council.yml"
-AGENTS_DIR = ".github/council/agents"
 MAX_AGENT_FILES = 50
 PER_PAGE = 100
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"

@@ -1,0 +1,67 @@
+"""Printing an advisory: Markdown (the PR comment's text), JSON, or text for a person."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from bot.council.advisory import Advisory
+from bot.render import conclusion_for, render_comment
+from bot.review.assemble import PreparedReview
+
+
+def emit(advisory: Advisory, prepared: PreparedReview, output: str, err: Console) -> None:
+    markdown = render_comment(advisory)
+    gate = prepared.setup.config.gate
+    if output == "json":
+        typer.echo(json.dumps(advisory_json(advisory, markdown, gate), indent=2))
+    else:
+        typer.echo(markdown)
+
+
+def advisory_json(advisory: Advisory, markdown: str, gate: str = "verdict") -> dict[str, Any]:
+    return {
+        "protocol": advisory.protocol,
+        "resolution": advisory.resolution.value,
+        "conclusion": conclusion_for(advisory.resolution, gate),  # type: ignore[arg-type]
+        "seats": [
+            {
+                "id": s.seat_id,
+                "persona": s.persona_id,
+                "division": s.division,
+                "model": s.model,
+                "state": s.state.value,
+                "verdict": s.assessment.verdict if s.assessment else None,
+                "score": s.assessment.score if s.assessment else None,
+                "vote": s.vote.vote if s.vote else None,
+                "confidence": s.vote.confidence if s.vote else None,
+                "board_score": s.score,
+            }
+            for s in advisory.seats
+        ],
+        "findings": [
+            {
+                "severity": f.severity,
+                "path": f.path,
+                "start_line": f.start_line,
+                "end_line": f.end_line,
+                "title": f.title,
+                "raised_by": f.raised_by,
+            }
+            for f in advisory.findings
+        ],
+        "conditions": advisory.conditions,
+        "usage": {
+            "calls": advisory.usage.calls,
+            "input_tokens": advisory.usage.input_tokens,
+            "output_tokens": advisory.usage.output_tokens,
+            "cached_input_tokens": advisory.usage.cached_input_tokens,
+            "cache_write_tokens": advisory.usage.cache_write_tokens,
+            "cost_usd": round(advisory.usage.cost_usd, 6),
+            "wall_ms": advisory.usage.wall_ms,
+        },
+        "markdown": markdown,
+    }

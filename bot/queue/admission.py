@@ -1,0 +1,107 @@
+"""Admission: which pull request a job is about, and whether it may convene at all.
+
+A `/council` command needs a commenter with write or admin access; automatic triggers
+(label, push) skip closed PRs, drafts, labels that are not trigger labels and stale pushes.
+All of it is decided before the repo's personas are read or a check run is opened.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.config import ConfigResult, EffectiveConfig
+from bot.github.errors import GitHubError
+from bot.github.fetch import PullInfo, fetch_pull
+from bot.github.permissions import can_trigger
+from bot.github.publish import react, reply
+from bot.queue.jobcontext import JobContext
+from bot.render.checks import BUTTON_DEBATE
+from bot.review.pull import read_repo_config
+from bot.store.records import find_by_check_run
+
+DENIED = (
+    "Only people with write or admin access to this repository can convene the council. "
+    "(This note is posted at most once an hour per pull request.)"
+)
+
+
+class Skip(Exception):
+    """The trigger does not apply (a label that is not a trigger, a draft, a stale push)."""
+
+
+@dataclass
+class Admitted:
+    pull: PullInfo
+    protocol: str | None  # asked for explicitly (a command, a re-run); None: the config's
+    config_text: str | None  # `.github/council.yml` on the default branch
+    loaded: ConfigResult  # validated without personas: enough for the gate
+
+    def protocol_for(self, config: EffectiveConfig, trigger: str) -> str:
+        if self.protocol is not None:
+            return self.protocol
+        return config.push_protocol if trigger == "push" else config.protocol
+
+
+async def admit(ctx: JobContext) -> Admitted:
+    """The PR, its config and the protocol, or `Skip` with the reason."""
+    pr_number, protocol = await _target(ctx)
+    pull = await fetch_pull(ctx.client, pr_number)
+    text, loaded = await read_repo_config(ctx.client, pull, ctx.settings)
+    if ctx.request.trigger == "command":
+        await _admit_command(ctx, pull)
+    elif ctx.automatic:
+        _admit_automatic(ctx, pull, loaded.config)
+    return Admitted(pull, protocol, text, loaded)
+
+
+async def _target(ctx: JobContext) -> tuple[int, str | None]:
+    """The PR and, for re-runs, the protocol (check_run events from forks carry no PR)."""
+    request = ctx.request
+    if request.trigger not in ("rerequest", "requested_action"):
+        if request.pr_number is None:
+            raise Skip("no pull request in the event")
+        return request.pr_number, request.protocol
+    previous = (
+        await find_by_check_run(ctx.db, request.check_run_id) if request.check_run_id else None
+    )
+    if previous is None or previous.pr_number is None:
+        raise Skip("the check run is not one of ours")
+    protocol = "debate" if request.action == BUTTON_DEBATE else previous.protocol
+    return previous.pr_number, protocol
+
+
+async def _admit_command(ctx: JobContext, pull: PullInfo) -> None:
+    request = ctx.request
+    if not await can_trigger(ctx.client, request.sender_login):
+        key = f"denied:{request.repo}:{pull.number}"
+        if await ctx.deps.state.first_in_window(key, ctx.settings.permission_reply_interval_s):
+            await reply(ctx.client, pull.number, f"@{request.sender_login} {DENIED}")
+        raise Skip(f"{request.sender_login} may not convene the council")
+    if request.comment_id is not None:
+        await _acknowledge(ctx, request.comment_id)
+
+
+def _admit_automatic(ctx: JobContext, pull: PullInfo, config: EffectiveConfig) -> None:
+    request = ctx.request
+    if pull.state != "open":
+        raise Skip("the pull request is closed")
+    if pull.draft and not config.review_drafts:
+        raise Skip("draft pull request (review_drafts is off)")
+    if request.trigger == "label" and not config.is_trigger_label(request.label or ""):
+        raise Skip(f"label {request.label!r} is not a trigger label")
+    if request.trigger != "push":
+        return
+    if not config.auto_review_on_push:
+        raise Skip("auto_review_on_push is off")
+    if not any(config.is_trigger_label(label) for label in pull.labels):
+        raise Skip("the pull request carries no trigger label")
+    if request.head_sha and request.head_sha != pull.head_sha:
+        raise Skip("a newer push exists; its own job reviews it")
+
+
+async def _acknowledge(ctx: JobContext, comment_id: int) -> None:
+    """The eyes reaction says "seen"; failing to add it must not stop the deliberation."""
+    try:
+        await react(ctx.client, comment_id, "eyes")
+    except GitHubError as error:
+        ctx.log.warning("reaction_failed", comment_id=comment_id, error=str(error))

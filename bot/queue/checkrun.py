@@ -1,0 +1,148 @@
+"""The check run's life: opened (or found again after a crash), kept up to date while the
+council works, and always completed - with the verdict, or with why there is none.
+
+A required check that stays `in_progress` blocks a merge for good, so every way a job can
+end passes through here: published, nothing to review, stopped (cancel, supersede, job
+timeout), failed. Only a worker shutdown leaves it open, because arq runs the job again
+and it resumes from the ledger.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from bot.config import ConfigResult
+from bot.council.advisory import Advisory, Resolution
+from bot.council.engine import ProgressEvent
+from bot.github.publish import CheckRunPublisher
+from bot.queue.jobcontext import JobContext
+from bot.queue.jobs import job_timeout_s
+from bot.render import render_check_run
+from bot.render.checks import CheckRunOutput
+from bot.store.records import DeliberationRecord, DeliberationStatus, record_publication, set_status
+
+
+class CheckRunLifecycle:
+    def __init__(self, ctx: JobContext, record: DeliberationRecord) -> None:
+        self.ctx = ctx
+        self.record = record
+        self.publisher = CheckRunPublisher(
+            ctx.client, update_interval_s=ctx.settings.check_update_interval_s
+        )
+        self.check_run_id: int | None = None
+        self.published = False  # once true, the check run says the verdict: leave it
+        self._progress_tasks: set[asyncio.Task[bool]] = set()
+        self._phases: list[str] = []
+
+    async def open(self, loaded: ConfigResult) -> int:
+        """Ours from before a crash (stored, or found by external id), else a new one."""
+        record = self.record
+        found = record.check_run_id or await self.publisher.find(record.head_sha, record.id)
+        if found is None:
+            summary = f"The council ({record.protocol}) is convening.{issues_note(loaded)}"
+            found = await self.publisher.create(
+                record.head_sha, external_id=record.id, title="Council convening", summary=summary
+            )
+        self.check_run_id = found
+        await record_publication(self.ctx.db, record.id, check_run_id=found)
+        return found
+
+    def on_progress(self, event: ProgressEvent) -> None:
+        """Engine progress -> a throttled summary (the publisher drops updates that come
+        sooner than `check_update_interval_s` after the last)."""
+        if event.seat_id is not None or event.status != "started" or self.check_run_id is None:
+            return
+        self._phases.append(event.phase)
+        summary = (
+            f"The council ({self.record.protocol}) is deliberating. Phases so far: "
+            + " -> ".join(self._phases)
+        )
+        task = asyncio.create_task(self.publisher.progress(self.check_run_id, summary))
+        self._progress_tasks.add(task)
+        task.add_done_callback(self._progress_tasks.discard)
+
+    async def complete(
+        self, output: CheckRunOutput, conclusion: str, *, details_url: str | None
+    ) -> None:
+        assert self.check_run_id is not None
+        await self.publisher.complete(
+            self.check_run_id,
+            output,
+            conclusion,  # type: ignore[arg-type]
+            details_url=details_url,
+        )
+        self.published = True
+
+    async def nothing_to_review(self, reason: str) -> None:
+        """A PR with no changed line to read gets a neutral check and no model call."""
+        advisory = self._without_verdict(Resolution.NOTHING_TO_REVIEW, reason)
+        await self._conclude(advisory, "neutral", DeliberationStatus.COMPLETED)
+
+    async def stopped(self) -> None:
+        """Aborted (cancel, supersede), expired (the job timeout), or interrupted (the worker
+        is shutting down: arq runs the job again and it resumes from the ledger)."""
+        if self.published:
+            return
+        ctx = self.ctx
+        reason = await ctx.deps.state.stop_reason(ctx.job_id)
+        if reason is not None:
+            superseded = reason.startswith("Superseded")
+            status = DeliberationStatus.SUPERSEDED if superseded else DeliberationStatus.CANCELLED
+            if self.check_run_id is not None:
+                await self.publisher.cancel(self.check_run_id, reason)
+            await set_status(
+                ctx.db, self.record.id, status, resolution="CANCELLED", conclusion="cancelled"
+            )
+            ctx.log.info("deliberation_stopped", reason=reason)
+            return
+        if ctx.elapsed_s() < job_timeout_s(ctx.settings) - 1:
+            ctx.log.info("deliberation_interrupted", note="the job runs again and resumes")
+            return
+        await self.failed("The deliberation ran past the job timeout.")
+
+    async def failed(self, reason: str) -> None:
+        if self.published:
+            return
+        advisory = self._without_verdict(Resolution.FAILED, reason)
+        await self._conclude(advisory, "neutral", DeliberationStatus.FAILED)
+
+    def _without_verdict(self, resolution: Resolution, reason: str) -> Advisory:
+        record = self.record
+        return Advisory(
+            deliberation_id=record.id,
+            protocol=record.protocol,
+            topic=record.topic,
+            resolution=resolution,
+            reason=reason,
+        )
+
+    async def _conclude(
+        self, advisory: Advisory, conclusion: str, status: DeliberationStatus
+    ) -> None:
+        if self.check_run_id is not None:
+            await self.publisher.complete(
+                self.check_run_id,
+                render_check_run(advisory),
+                conclusion,  # type: ignore[arg-type]
+                actions=(),
+            )
+            self.published = True
+        await set_status(
+            self.ctx.db,
+            self.record.id,
+            status,
+            resolution=advisory.resolution.value,
+            conclusion=conclusion,
+        )
+
+
+def issues_note(loaded: ConfigResult) -> str:
+    if not loaded.issues:
+        return ""
+    lines = [
+        f"- `{i.key}`: {i.reason}" + (f" (line {i.line})" if i.line else "") for i in loaded.issues
+    ]
+    return (
+        "\n\n**`.github/council.yml` has problems; defaults were used for these keys:**\n"
+        + "\n".join(lines)
+    )

@@ -1,0 +1,82 @@
+"""Publishing an advisory: the sticky comment, the completed check run, and the books
+(ledger, record, the installation's daily spend, metrics)."""
+
+from __future__ import annotations
+
+from bot.council.advisory import Advisory
+from bot.council.ledger import EventKind
+from bot.github.fetch import PullInfo
+from bot.github.publish import upsert_sticky_comment
+from bot.metrics import MODEL_COST, MODEL_TOKENS
+from bot.queue.checkrun import CheckRunLifecycle, issues_note
+from bot.queue.jobcontext import JobContext
+from bot.queue.spend import today
+from bot.render import conclusion_for, render_check_run, render_comment
+from bot.review.setup import RepoSetup
+from bot.store.ledger import SqlLedger
+from bot.store.records import (
+    DeliberationStatus,
+    add_cost,
+    record_publication,
+    set_status,
+)
+
+
+async def publish(
+    ctx: JobContext,
+    lifecycle: CheckRunLifecycle,
+    pull: PullInfo,
+    setup: RepoSetup,
+    advisory: Advisory,
+    task_type: str,
+) -> None:
+    deps, record = ctx.deps, lifecycle.record
+    lock = deps.redis.lock(
+        f"{ctx.settings.key_prefix}:sticky:{record.repo}:{pull.number}", timeout=120
+    )
+    async with lock:
+        comment = await upsert_sticky_comment(
+            ctx.client, pull.number, render_comment(advisory), await deps.github.app_login()
+        )
+    gate = setup.config.gate
+    output = render_check_run(advisory, gate=gate, comment_url=comment.html_url)
+    note = issues_note(setup.loaded)
+    if note:
+        output = output.model_copy(update={"summary": note.strip() + "\n\n" + output.summary})
+    conclusion = conclusion_for(advisory.resolution, gate)
+    await lifecycle.complete(output, conclusion, details_url=comment.html_url)
+    await SqlLedger(deps.db).append(
+        record.id,
+        EventKind.PUBLISHED,
+        {"comment_id": comment.id, "check_run_id": lifecycle.check_run_id, "task_type": task_type},
+        step="published",
+    )
+    await record_publication(deps.db, record.id, comment_id=comment.id)
+    await set_status(
+        deps.db,
+        record.id,
+        DeliberationStatus.COMPLETED,
+        resolution=advisory.resolution.value,
+        conclusion=conclusion,
+        advisory_json=advisory.model_dump_json(),
+        cost_usd=advisory.usage.cost_usd,
+    )
+    if ctx.request.installation_id is not None:
+        await add_cost(deps.db, ctx.request.installation_id, today(), advisory.usage.cost_usd)
+    _count_usage(advisory)
+    ctx.log.info(
+        "deliberation_published",
+        resolution=advisory.resolution.value,
+        cost_usd=round(advisory.usage.cost_usd, 4),
+        comment_id=comment.id,
+    )
+
+
+def _count_usage(advisory: Advisory) -> None:
+    usage = advisory.usage
+    model = ",".join(sorted({s.model for s in advisory.seats})) or "unknown"
+    MODEL_TOKENS.labels(model, "input").inc(usage.input_tokens)
+    MODEL_TOKENS.labels(model, "output").inc(usage.output_tokens)
+    MODEL_TOKENS.labels(model, "cache_write").inc(usage.cache_write_tokens)
+    MODEL_TOKENS.labels(model, "cache_read").inc(usage.cached_input_tokens)
+    MODEL_COST.labels(model).inc(usage.cost_usd)
