@@ -3,6 +3,8 @@
 The fake model server calls `CouncilScript.reply` for every request; it reads which tool the
 request forces and which seat is asking (the seat's brief is in the last user message) and
 answers in that schema. Tests change the knobs: verdicts per persona, votes, judge decisions.
+`CouncilScript.answer` is the same answer from the tool name and the messages' text alone,
+for fakes that never see an HTTP request (`tests.support.fake_provider`).
 """
 
 from __future__ import annotations
@@ -52,6 +54,14 @@ class CouncilScript:
     judged: int = 0
 
     def reply(self, request: FakeRequest) -> Reply:
+        data = self.answer(request.output_name, request.messages_text)
+        if data is None:
+            return Reply(text="OK", latency_s=self.latency_s, first_token_s=self.first_token_s)
+        return Reply(json=data, latency_s=self.latency_s, first_token_s=self.first_token_s)
+
+    def answer(self, tool: str | None, text: str) -> dict[str, Any] | None:
+        """The answer to a call that forces `tool`, read from the text of its messages (the
+        seat's brief among them); None for a plain call or a tool the council has not."""
         build = {
             "submit_assessment": self._assessment,
             "submit_discussion": self._discussion,
@@ -60,14 +70,10 @@ class CouncilScript:
             "submit_panel": self._panel,
             "submit_ranking": self._ranking,
             "submit_synthesis": self._synthesis,
-        }.get(request.output_name or "")
-        data = build(request) if build else None
-        if data is None:
-            return Reply(text="OK", latency_s=self.latency_s, first_token_s=self.first_token_s)
-        return Reply(json=data, latency_s=self.latency_s, first_token_s=self.first_token_s)
+        }.get(tool or "")
+        return build(text) if build else None
 
-    def _assessment(self, request: FakeRequest) -> dict[str, Any]:
-        text = request.messages_text
+    def _assessment(self, text: str) -> dict[str, Any]:
         persona = persona_of(text)
         verdict = self.verdicts.get(persona, self.verdict)
         return {
@@ -88,8 +94,8 @@ class CouncilScript:
             "findings": self.findings.get(persona, []),
         }
 
-    def _discussion(self, request: FakeRequest) -> dict[str, Any]:
-        me = label_of(request.messages_text)
+    def _discussion(self, text: str) -> dict[str, Any]:
+        me = label_of(text)
         other = "Member A" if me != "Member A" else "Member B"
         return {
             "messages": [
@@ -114,8 +120,8 @@ class CouncilScript:
             ]
         }
 
-    def _vote(self, request: FakeRequest) -> dict[str, Any]:
-        persona = persona_of(request.messages_text)
+    def _vote(self, text: str) -> dict[str, Any]:
+        persona = persona_of(text)
         vote = self.votes.get(persona, self.vote)
         return {
             "vote": vote,
@@ -126,7 +132,7 @@ class CouncilScript:
             else ["Bound the retry loop."],
         }
 
-    def _judgement(self, request: FakeRequest) -> dict[str, Any]:
+    def _judgement(self, text: str) -> dict[str, Any]:
         decision = self.judge[min(self.judged, len(self.judge) - 1)]
         self.judged += 1
         return {
@@ -137,7 +143,7 @@ class CouncilScript:
             "option_c": None,
         }
 
-    def _panel(self, request: FakeRequest) -> dict[str, Any]:
+    def _panel(self, text: str) -> dict[str, Any]:
         stances = ["adversarial", "constructive", "neutral", "adversarial"]
         return {
             "panelists": [
@@ -151,12 +157,12 @@ class CouncilScript:
             ]
         }
 
-    def _ranking(self, request: FakeRequest) -> dict[str, Any]:
-        labels = sorted(set(re.findall(r"Member [A-Z]+", request.messages_text)))
-        me = label_of(request.messages_text)
+    def _ranking(self, text: str) -> dict[str, Any]:
+        labels = sorted(set(re.findall(r"Member [A-Z]+", text)))
+        me = label_of(text)
         return {"ranking": [label for label in labels if label != me], "reasoning": "By accuracy."}
 
-    def _synthesis(self, request: FakeRequest) -> dict[str, Any]:
+    def _synthesis(self, text: str) -> dict[str, Any]:
         return {
             "verdict_sentence": "The council advises merging once the retry is bounded.",
             "consensus": ["Tests are needed for the new branch."],
