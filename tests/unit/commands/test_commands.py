@@ -77,7 +77,7 @@ def test_not_commands(body: str) -> None:
 def test_protocol_names_are_the_tables() -> None:
     from bot.council.protocols import PROTOCOLS
 
-    assert PROTOCOL_NAMES == tuple(PROTOCOLS)
+    assert tuple(PROTOCOLS) == PROTOCOL_NAMES
 
 
 def test_help_text_names_every_command_and_protocol() -> None:

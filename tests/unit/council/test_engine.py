@@ -341,8 +341,8 @@ async def test_resume_on_the_sql_ledger_after_a_crash(
 async def test_hostile_model_output_is_rendered_harmless(
     models: FakeModelServer, registry: ProviderRegistry
 ) -> None:
-    from bot.render.markdown import COMMENT_MARKER
     from bot.render import render_comment
+    from bot.render.markdown import COMMENT_MARKER
 
     script = CouncilScript()
 

@@ -6,7 +6,6 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.render.markdown import COMMENT_MARKER
 from bot.github import (
     CheckRunPublisher,
     GitHubApp,
@@ -17,6 +16,7 @@ from bot.github import (
     upsert_sticky_comment,
 )
 from bot.render.checks import Annotation, CheckRunOutput
+from bot.render.markdown import COMMENT_MARKER
 from tests.support.github_app import github_app, seed_simple
 from tests.support.github_server import (
     APP_ID,

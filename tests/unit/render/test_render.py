@@ -17,7 +17,6 @@ from bot.council.advisory import (
     TopFinding,
     UsageSummary,
 )
-from bot.render.markdown import COMMENT_MARKER
 from bot.council.schemas import (
     Assessment,
     AssessmentVerdict,
@@ -35,6 +34,7 @@ from bot.council.schemas import (
 )
 from bot.render import annotation_batches, conclusion_for, render_check_run, render_comment
 from bot.render.checks import annotations_for
+from bot.render.markdown import COMMENT_MARKER
 
 GITHUB_LIMIT = 65_536
 
