@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from bot.council.advisory import SEVERITY_ORDER, MergedFinding
 from bot.council.schemas import Finding
+from bot.council.words import STOP_WORDS
 
 __all__ = [
     "LINE_SLACK",
@@ -39,64 +40,6 @@ LINE_SLACK = 2
 TITLE_JACCARD = 0.5
 TITLE_OVERLAP = 0.75
 
-_STOPWORDS = frozenset(
-    {
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "by",
-        "can",
-        "could",
-        "do",
-        "does",
-        "for",
-        "from",
-        "has",
-        "have",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "may",
-        "might",
-        "not",
-        "of",
-        "on",
-        "or",
-        "should",
-        "so",
-        "than",
-        "that",
-        "the",
-        "their",
-        "then",
-        "there",
-        "these",
-        "this",
-        "those",
-        "to",
-        "too",
-        "use",
-        "used",
-        "uses",
-        "using",
-        "was",
-        "were",
-        "when",
-        "where",
-        "which",
-        "while",
-        "will",
-        "with",
-        "would",
-    }
-)
 _WORD = re.compile(r"[a-z0-9_]+")
 
 
@@ -113,7 +56,7 @@ def _stem(word: str) -> str:
 def content_words(text: str) -> frozenset[str]:
     """Lower-cased, stemmed words of `text` without stop words."""
     return frozenset(
-        _stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS and len(w) > 1
+        _stem(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and len(w) > 1
     )
 
 

@@ -30,6 +30,7 @@ from functools import cache
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.council.personas import Catalog, Persona
+from bot.council.words import STOP_WORDS
 
 # synonym -> concept. Concepts are also the names persona task types normalize to, and a
 # term that is not listed is its own concept. Keys and values are `_slug`-shaped.
@@ -250,7 +251,7 @@ def _mentions(text: str, term: str) -> bool:
 
 
 # Parts of compound terms ("docs-only", "tests-only") that say nothing about a specialty.
-_FILLER_WORDS = frozenset({"only", "with", "from", "into", "that", "this", "code", "file"})
+_FILLER_WORDS = STOP_WORDS | {"only", "code", "file"}
 
 
 def _mentions_partly(text: str, term: str) -> bool:

@@ -10,6 +10,7 @@ from bot.context.models import BuiltContext
 from bot.context.summary import describe_signals
 from bot.council.prompts import ContextSection
 from bot.council.scoring import ReviewSignals
+from bot.council.words import REVIEW_QUESTION_WORDS as _STOP
 from bot.providers import CapabilityTable, ProviderRegistry
 from bot.settings import Settings
 
@@ -17,53 +18,6 @@ DEFAULT_TOPIC = (
     "Review this pull request: is it correct, safe and well designed, and should it merge?"
 )
 _WORD = re.compile(r"[a-z][a-z0-9+#.-]{2,}")
-# Words every review question has: they say nothing about which specialists to seat.
-_STOP = frozenset(
-    {
-        "the",
-        "and",
-        "for",
-        "this",
-        "that",
-        "with",
-        "should",
-        "would",
-        "could",
-        "review",
-        "reviewer",
-        "pull",
-        "request",
-        "change",
-        "changes",
-        "merge",
-        "merged",
-        "code",
-        "correct",
-        "safe",
-        "well",
-        "designed",
-        "does",
-        "what",
-        "which",
-        "how",
-        "why",
-        "its",
-        "are",
-        "was",
-        "is",
-        "into",
-        "from",
-        "about",
-        "our",
-        "your",
-        "their",
-        "there",
-        "here",
-        "will",
-        "can",
-        "not",
-    }
-)
 
 
 def council_inputs(
