@@ -45,7 +45,6 @@ from bot.council.protocols import (
     DEFAULT_BOARD_SIZE,
     DEFAULT_DISCUSSION_ROUNDS,
     DISCUSSION_ROUNDS,
-    PROTOCOLS,
     Phase,
     Protocol,
     ProtocolName,
@@ -77,16 +76,6 @@ from bot.council.transcript import (
     votes_section,
 )
 from bot.providers import Message, ModelCall, OutputTool
-
-__all__ = [
-    "PROTOCOLS",  # re-exported for bot.cli.runner; new code imports bot.council.protocols
-    "BoardConfig",
-    "DeliberationRequest",
-    "Engine",
-    "PinnedSeat",
-    "ProgressEvent",
-    "ProtocolName",
-]
 
 MAX_REASKS = 2
 CHOICE_WORDS = (" or ", " vs ", " versus ", "should we", "which ")
