@@ -26,6 +26,16 @@ _DEV_NULL = "/dev/null"
 _MAX_HUNK_LINES = 10_000_000
 
 
+@dataclass(frozen=True)
+class HunkRange:
+    """A hunk header's line ranges: `@@ -source_start,source_length +target_start,... @@`."""
+
+    source_start: int
+    source_length: int
+    target_start: int
+    target_length: int
+
+
 @dataclass
 class Hunk:
     header: str
@@ -69,6 +79,15 @@ def decode_diff(diff: str | bytes) -> str:
 
 def parse_diff(text: str) -> list[ParsedFile]:
     return [_parsed(raw) for raw in _scan(text.split("\n"))]
+
+
+def hunk_ranges(patch: str) -> list[HunkRange]:
+    """The hunk headers of one file's patch, such as the `patch` GitHub gives per file.
+
+    Body lines start with ` `, `+`, `-` or `\\`, so only headers match.
+    """
+    lines = (line.removesuffix("\r") for line in patch.split("\n"))
+    return [_range(m) for m in map(_HUNK.match, lines) if m is not None]
 
 
 # --- scanning -----------------------------------------------------------------------
@@ -152,15 +171,19 @@ def _has_source_line(current: _RawFile) -> bool:
     return any(h.startswith("--- ") for h in current.header)
 
 
-def _new_hunk(line: str, match: re.Match[str]) -> Hunk:
+def _range(match: re.Match[str]) -> HunkRange:
     src_start, src_len, tgt_start, tgt_len = match.groups()
-    return Hunk(
-        header=line,
+    return HunkRange(
         source_start=int(src_start),
         source_length=min(int(src_len) if src_len is not None else 1, _MAX_HUNK_LINES),
         target_start=int(tgt_start),
         target_length=min(int(tgt_len) if tgt_len is not None else 1, _MAX_HUNK_LINES),
     )
+
+
+def _new_hunk(line: str, match: re.Match[str]) -> Hunk:
+    r = _range(match)
+    return Hunk(line, r.source_start, r.source_length, r.target_start, r.target_length)
 
 
 # --- one file -----------------------------------------------------------------------
