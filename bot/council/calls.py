@@ -91,7 +91,7 @@ class Accounts:
             )
 
 
-ProgressFn = Callable[[str, str | None, str], None]
+ProgressFn = Callable[[str, str | None, str, str | None], None]  # phase, seat, status, label
 
 
 class SeatCaller:
@@ -140,13 +140,15 @@ class SeatCaller:
             EventKind.SEAT_CALLED,
             {"seat": seat.seat_id, "step": step, "model": seat.model},
         )
-        self._progress(step.split("/")[0], seat.seat_id, "called")
+        self._progress(step.split("/")[0], seat.seat_id, "called", seat.persona_name)
         outcome = await self._invoke(seat, request, warm if leader else None)
         self._accounts.add(outcome)
         await self._ledger.append(
             self._id, EventKind.SEAT_RETURNED, _payload(seat, step, outcome), step=step
         )
-        self._progress(step.split("/")[0], seat.seat_id, outcome.error_kind or "ok")
+        self._progress(
+            step.split("/")[0], seat.seat_id, outcome.error_kind or "ok", seat.persona_name
+        )
         return outcome
 
     async def _invoke(

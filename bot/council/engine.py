@@ -127,6 +127,8 @@ class ProgressEvent:
     phase: str
     seat_id: str | None
     status: str
+    # Who the seat is, for a person watching (its persona's name, "Chair", ...).
+    label: str | None = None
 
 
 @dataclass
@@ -229,9 +231,11 @@ class Engine:
         self._records = list(track_records)
         self._on_progress = on_progress
 
-    def _progress(self, phase: str, seat_id: str | None, status: str) -> None:
+    def _progress(
+        self, phase: str, seat_id: str | None, status: str, label: str | None = None
+    ) -> None:
         if self._on_progress is not None:
-            self._on_progress(ProgressEvent(phase, seat_id, status))
+            self._on_progress(ProgressEvent(phase, seat_id, status, label))
 
     async def deliberate(self, request: DeliberationRequest) -> Advisory:
         started = time.monotonic()
@@ -355,7 +359,7 @@ class Engine:
                 )
                 record.error = outcome.error
                 return
-            self._progress("assess", seat.seat_id, "re-asked")
+            self._progress("assess", seat.seat_id, "re-asked", seat.persona_name)
             extra = [
                 Message(role="assistant", content=outcome.text or "(no answer)"),
                 Message(role="user", content=prompts.reask(reason)),
