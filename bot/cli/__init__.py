@@ -1,16 +1,28 @@
-"""The `council` command. Each sub-command lives in its own module; they meet here."""
+"""The `council` command. Each sub-command lives in its own module; they meet here.
+
+Every command's module is imported to register it, `council --help` included, so each one
+imports only typer, rich and the standard library at the top, and what its command needs
+(the council, the model SDKs, the database, githubkit) inside the command's body.
+tests/unit/cli/test_startup.py keeps it so; bench/startup.py measures it.
+"""
 
 from __future__ import annotations
+
+from typing import Annotated
 
 import typer
 
 from bot.cli import agents, app_commands, config, context, models, review
+
+DISTRIBUTION = "pr-council"
 
 app = typer.Typer(
     name="council",
     help="PR Council: a council of AI reviewers for pull requests.",
     no_args_is_help=True,
     add_completion=False,
+    # Sub-commands inherit the help option names from the root's context.
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(models.app, name="models")
 app.add_typer(config.app, name="config")
@@ -20,6 +32,30 @@ app.command("context")(context.context)
 app.command("serve")(app_commands.serve)
 app.command("worker")(app_commands.worker)
 app.command("replay")(app_commands.replay)
+
+
+def _print_version(value: bool) -> None:
+    if not value:
+        return
+    from importlib.metadata import version
+
+    typer.echo(f"council {version(DISTRIBUTION)}")
+    raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print the version and exit.",
+            callback=_print_version,
+            is_eager=True,
+        ),
+    ] = False,
+) -> None:
+    """PR Council: a council of AI reviewers for pull requests."""
 
 
 def main() -> None:

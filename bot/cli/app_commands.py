@@ -8,18 +8,22 @@ import hmac
 import json
 import uuid
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import httpx
 import typer
 from rich.console import Console
 
 from bot.cli.exits import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
-from bot.logs import configure_logging
-from bot.settings import MissingSettingError, Settings, require_app
+
+if TYPE_CHECKING:
+    from bot.settings import Settings
 
 
 def _settings(*, app: bool = True) -> Settings:
+    # Imported here, not at the top: `council --help` loads this module too.
+    from bot.logs import configure_logging
+    from bot.settings import MissingSettingError, Settings, require_app
+
     err = Console(stderr=True)
     try:
         settings = Settings()
@@ -61,6 +65,8 @@ def replay(
     ] = None,
 ) -> None:
     """Sign a payload with GITHUB_WEBHOOK_SECRET and post it to a running server."""
+    import httpx
+
     settings = _settings(app=False)
     if settings.github_webhook_secret is None:
         Console(stderr=True).print("error: GITHUB_WEBHOOK_SECRET is not set")

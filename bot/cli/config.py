@@ -4,30 +4,25 @@ machine's settings, as the App would, and print what it would run with."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
-from pydantic import ValidationError
 
 from bot.cli.exits import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
-from bot.config import (
-    CONFIG_PATH,
-    ConfigIssue,
-    allowed_repo_models,
-    effective_yaml,
-    load_repo_config,
-)
-from bot.council.personas import load_catalog
-from bot.settings import Settings
+
+if TYPE_CHECKING:
+    from bot.config import ConfigIssue
+    from bot.settings import Settings
 
 app = typer.Typer(help="Check a repository's council configuration.", no_args_is_help=True)
 
 
 @app.command("check")
 def check(
-    file: Annotated[Path, typer.Argument(help="The config file.", show_default=True)] = Path(
-        CONFIG_PATH
-    ),
+    file: Annotated[
+        Path | None,
+        typer.Argument(help="The config file (default: .github/council.yml).", show_default=False),
+    ] = None,
 ) -> None:
     """Print each problem as FILE:LINE: key: reason, then the effective configuration.
 
@@ -36,6 +31,10 @@ def check(
 
     Exit 0 when the file is valid, 1 with problems (their defaults are shown), 2 when the
     file cannot be read or the settings are invalid."""
+    # Imported here, not at the top: `council --help` loads this module too.
+    from bot.config import CONFIG_PATH, allowed_repo_models, effective_yaml, load_repo_config
+
+    file = file if file is not None else Path(CONFIG_PATH)
     text = _read(file)
     settings = _settings()
     result = load_repo_config(text, settings, personas=_personas(file))
@@ -50,6 +49,8 @@ def check(
 def _personas(file: Path) -> list[str]:
     """The packaged catalog and the repo's own personas: `.github/council/agents/` beside
     `.github/council.yml`, as the App reads them."""
+    from bot.council.personas import load_catalog
+
     agents = file.parent / "council" / "agents"
     return load_catalog([agents] if agents.is_dir() else []).ids()
 
@@ -69,6 +70,10 @@ def _read(file: Path) -> str:
 
 
 def _settings() -> Settings:
+    from pydantic import ValidationError
+
+    from bot.settings import Settings
+
     try:
         return Settings()
     except ValidationError as error:
