@@ -229,14 +229,16 @@ def seat_count(name: str, *, models: int, board_size: int) -> int:
     """How many seats `name` convenes (members only: the chair, judge and designer are not
     seats).
 
-    `models`: how many distinct models the deliberation may use (at least 1).
+    `models`: how many distinct models the deliberation may use; 0 (none known yet, as in
+    a dry run without a provider) is planned as one.
     `board_size`: the repo's `board.default_size`; read only by protocols that seat the
     board at its configured size (`board`); `quick` always seats 3.
     For "board" convening this is the number asked for: a small catalog or pinned seats
     can change how many are actually seated (see `bot.council.scoring.select_board`).
     """
-    if models < 1:
-        raise ValueError(f"a deliberation needs at least one model, not {models}")
+    if models < 0:
+        raise ValueError(f"a number of models cannot be negative ({models})")
+    models = max(models, 1)
     seats = protocol(name).seats
     if seats.convene == "board":
         count = seats.fixed or board_size

@@ -176,8 +176,14 @@ def test_seat_counts_outside_the_bounds_are_refused() -> None:
         seat_count("board", models=2, board_size=10)
     with pytest.raises(ValueError, match="board size 1 is outside 2-9"):
         seat_count("board", models=2, board_size=1)
-    with pytest.raises(ValueError, match="at least one model"):
-        seat_count("council", models=0, board_size=5)
+    with pytest.raises(ValueError, match="cannot be negative"):
+        seat_count("council", models=-1, board_size=5)
+
+
+def test_a_plan_without_a_known_model_is_made_for_one() -> None:
+    for name in NAMES:
+        one = seat_count(name, models=1, board_size=5)
+        assert seat_count(name, models=0, board_size=5) == one
 
 
 def test_the_debate_panel_schema_takes_its_bounds_from_the_table() -> None:
