@@ -24,7 +24,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.council.engine import BoardConfig, DeliberationRequest, Engine, PinnedSeat
+from bot.council.board import BoardConfig, PinnedSeat
+from bot.council.engine import DeliberationRequest, Engine
 from bot.council.ledger import InMemoryLedger
 from bot.council.personas import load_catalog
 from bot.council.prompts import ContextSection, render_context

@@ -37,7 +37,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
-from bot.council.engine import BoardConfig, PinnedSeat
+from bot.council.board import BoardConfig, PinnedSeat
 from bot.council.protocols import (
     BOARD_SIZE,
     DEFAULT_BOARD_SIZE,
@@ -135,7 +135,7 @@ class PathsSection(_Section):
     )
 
 
-class ContextSection(_Section):
+class ContextConfig(_Section):
     max_tokens: int | None = Field(default=None, ge=1_000)
 
     @field_validator("max_tokens")
@@ -167,7 +167,7 @@ class RepoConfig(_Section):
     chair_model: RepoModelRef | None = None
     max_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     paths: PathsSection = Field(default_factory=PathsSection)
-    context: ContextSection = Field(default_factory=ContextSection)
+    context: ContextConfig = Field(default_factory=ContextConfig)
     language: Language | None = None
 
     @field_validator("max_cost_usd")
@@ -191,7 +191,7 @@ _SECTIONS: dict[KeyPath, type[BaseModel]] = {
     ("board",): BoardSection,
     ("seats",): SeatSection,
     ("paths",): PathsSection,
-    ("context",): ContextSection,
+    ("context",): ContextConfig,
 }
 
 

@@ -28,6 +28,7 @@ from bot.council.advisory import (
     SeatState,
     ShiftRecord,
 )
+from bot.council.board import BoardConfig, PinnedSeat
 from bot.council.calls import (
     Accounts,
     CostLimitReached,
@@ -41,10 +42,6 @@ from bot.council.gate import check_complete
 from bot.council.ledger import EventKind, Ledger
 from bot.council.personas import Catalog
 from bot.council.protocols import (
-    BOARD_SIZE,
-    DEFAULT_BOARD_SIZE,
-    DEFAULT_DISCUSSION_ROUNDS,
-    DISCUSSION_ROUNDS,
     Phase,
     Protocol,
     ProtocolName,
@@ -79,23 +76,6 @@ from bot.providers import Message, ModelCall, OutputTool
 
 MAX_REASKS = 2
 CHOICE_WORDS = (" or ", " vs ", " versus ", "should we", "which ")
-
-
-class BoardConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    default_size: int = Field(default=DEFAULT_BOARD_SIZE, ge=BOARD_SIZE[0], le=BOARD_SIZE[1])
-    min_size: int = Field(default=3, ge=BOARD_SIZE[0], le=BOARD_SIZE[1])
-    discussion_rounds: int = Field(
-        default=DEFAULT_DISCUSSION_ROUNDS, ge=DISCUSSION_ROUNDS[0], le=DISCUSSION_ROUNDS[1]
-    )
-
-
-class PinnedSeat(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    persona: str
-    model: str | None = None
 
 
 class DeliberationRequest(BaseModel):

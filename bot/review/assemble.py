@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pydantic import ValidationError
 
 from bot.context import BuiltContext
-from bot.council.engine import BoardConfig, DeliberationRequest
+from bot.council.board import BoardConfig
+from bot.council.engine import DeliberationRequest
 from bot.council.prompts import render_context
 from bot.council.protocols import protocol as protocol_spec
 from bot.council.scoring import ReviewSignals

@@ -33,7 +33,7 @@ from bot.config import (
     load_repo_config,
     render_effective,
 )
-from bot.council.engine import BoardConfig, PinnedSeat
+from bot.council.board import BoardConfig, PinnedSeat
 from bot.settings import EndpointConfig, Settings
 
 COUNCIL = str(Path(sys.executable).with_name("council"))

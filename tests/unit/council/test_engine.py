@@ -9,7 +9,8 @@ import pytest
 from sqlalchemy import delete
 
 from bot.council.advisory import Resolution, SeatState
-from bot.council.engine import BoardConfig, DeliberationRequest, Engine
+from bot.council.board import BoardConfig
+from bot.council.engine import DeliberationRequest, Engine
 from bot.council.ledger import EventKind, InMemoryLedger, Ledger
 from bot.council.personas import load_catalog
 from bot.council.scoring import ReviewSignals
