@@ -198,10 +198,11 @@ async def _open_source(
         async with open_pull(settings, request.pr, load_catalog()) as opened:
             yield opened.source, opened.setup
         return
-    from bot.review.local import read_branch, read_diff_file
+    from bot.review.local import read_branch, read_diff_file, work_tree_root
 
     change = read_diff_file(request.diff) if request.diff else read_branch(request.base)
-    yield LocalSource(change), local_setup(settings, config_file=request.config)
+    setup = local_setup(settings, root=work_tree_root(), config_file=request.config)
+    yield LocalSource(change), setup
 
 
 async def _prepare(
@@ -255,9 +256,10 @@ def _emit_advisory(
 
 
 def _print_setup(setup: RepoSetup, err: Console) -> None:
-    err.print(f"council: {setup.describe()}", highlight=False, markup=False)
+    # soft_wrap: a path or a reason cut across lines cannot be searched or copied.
+    err.print(f"council: {setup.describe()}", highlight=False, markup=False, soft_wrap=True)
     for problem in setup.problems():
-        err.print(f"council: {problem}", highlight=False, markup=False)
+        err.print(f"council: {problem}", highlight=False, markup=False, soft_wrap=True)
 
 
 def _stdout_is_terminal() -> bool:
@@ -272,6 +274,7 @@ def _settings(err: Console) -> Settings:
 
 
 def _fail(err: Console, message: str) -> NoReturn:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    err.print("[bold red]error:[/] ", end="")
+    err.print(message, highlight=False, markup=False, soft_wrap=True)
     sys.stderr.flush()
     raise typer.Exit(EXIT_USAGE)

@@ -102,7 +102,8 @@ async def prepare_review(
     except ValueError as error:
         raise ReviewError(str(error)) from None
     models = list(options.models or config.models or available)
-    budget = _budget(settings, models, options.budget_tokens or config.context_max_tokens)
+    wanted = config.context_max_tokens if options.budget_tokens is None else options.budget_tokens
+    budget = _budget(settings, models, wanted)
     gathered = await source.gather(budget, config.ignore_paths)
     topic = options.question or DEFAULT_TOPIC
     sections, signals, omitted = council_inputs(gathered.built, topic)
@@ -129,7 +130,7 @@ async def prepare_review(
 def _budget(settings: Settings, models: list[str], wanted: int) -> int:
     if wanted < 1:
         raise ReviewError(f"the context budget must be a positive number of tokens, not {wanted}")
-    return min(wanted, context_budget(settings, models)) if models else wanted
+    return context_budget(settings, models, wanted)
 
 
 def _board(board: BoardConfig, options: ReviewOptions) -> BoardConfig:

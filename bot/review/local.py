@@ -205,3 +205,12 @@ def read_diff_file(name: str) -> LocalChange:
         source=source,
         head_label=source,
     )
+
+
+def work_tree_root(cwd: Path | None = None) -> Path:
+    """The top of the git work tree around `cwd` (where `.github/council.yml` lives), or
+    `cwd` itself outside a repository."""
+    try:
+        return Path(_git("rev-parse", "--show-toplevel", cwd=cwd).strip())
+    except DiffError:
+        return cwd or Path.cwd()
