@@ -4,7 +4,9 @@ personas (or `--config FILE`), the board options, and nothing to review being no
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -33,7 +35,7 @@ You know this repository's login flow and guard it.
 ALLOWED = "anthropic:claude-sonnet-5-5,openai:gpt-5.4"
 
 
-def repo_with_config(tmp_path: Path, config: dict[str, object], **extra: str) -> Path:
+def repo_with_config(tmp_path: Path, config: Mapping[str, object], **extra: str) -> Path:
     files = {
         "app/auth.py": AUTH,
         "docs/notes.md": "old\n",
@@ -48,7 +50,7 @@ def repo_with_config(tmp_path: Path, config: dict[str, object], **extra: str) ->
     )
 
 
-def dry_run(models: FakeModelServer | None, repo: Path, *args: str) -> tuple[dict, str]:  # type: ignore[type-arg]
+def dry_run(models: FakeModelServer | None, repo: Path, *args: str) -> tuple[Any, str]:
     done = run_council(
         models, repo, "review", "--dry-run", "--json", *args, COUNCIL_ALLOWED_MODELS=ALLOWED
     )

@@ -170,6 +170,7 @@ def test_every_resolution_renders(resolution: Resolution) -> None:
         Resolution.COST_LIMIT: "💸 Stopped at the cost limit",
         Resolution.CANCELLED: "⏹️ Deliberation cancelled",
         Resolution.FAILED: "⚠️ The deliberation failed",
+        Resolution.NOTHING_TO_REVIEW: "➖ Nothing to review",
     }[resolution]
     assert f"## {expected_title}\n" in text
     if resolution.is_verdict:
