@@ -46,6 +46,7 @@ bench: $(STAMP) redis
 	$(BIN)/python bench/deliberation.py
 	$(BIN)/python bench/context.py
 	$(BIN)/python bench/webhook.py
+	$(BIN)/python bench/startup.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
