@@ -1,0 +1,394 @@
+"""The advisory for a person at a terminal (`council review --format text`).
+
+The PR comment (`bot.render.markdown`) is written for GitHub: a hidden marker, `<details>`
+blocks, Markdown tables. None of that reads well in a terminal, so this renders the same
+advisory as rich renderables (headings, aligned tables, no pipes, no HTML):
+
+verdict line (resolution, confidence, seats), partial-advisory banner, the chair's verdict
+sentence, why and topic; the findings table (red flags first, then the merged findings);
+Consensus, Divergence, Recommendation, Tradeoff map, Action items, Conditions; the votes;
+each seat's assessment in one line; peer ranking and notes; the cost.
+
+Pure: an Advisory in, renderables or plain text out. Model-written text is untrusted: control
+characters (terminal escape sequences among them), bidi overrides and invisible characters
+are removed (`bot.safety.strip_invisible`), and it is always wrapped in `Text`, so rich
+markup in it is printed, never interpreted.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+from rich import box
+from rich.console import Console, RenderableType
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from bot.council.advisory import (
+    Advisory,
+    MergedFinding,
+    Resolution,
+    SeatReport,
+    SeatState,
+    TopFinding,
+)
+from bot.render.markdown import (
+    RESOLUTION_EMOJI,
+    RESOLUTION_TITLE,
+    SEVERITY_EMOJI,
+    missing_perspectives,
+    seats_phrase,
+)
+from bot.safety import strip_invisible
+
+__all__ = ["location", "render_advisory", "render_text", "summary_line", "verdict_line"]
+
+_RESOLUTION_STYLE: dict[Resolution, str] = {
+    Resolution.APPROVED: "bold green",
+    Resolution.APPROVED_WITH_CONDITIONS: "bold yellow",
+    Resolution.ESCALATE: "bold magenta",
+    Resolution.REJECTED: "bold red",
+}
+_SEVERITY_STYLE = {"critical": "bold red", "major": "red", "minor": "yellow", "nit": "dim"}
+_STATE_TEXT = {
+    SeatState.OK: "ok",
+    SeatState.TIMED_OUT: "timed out",
+    SeatState.ERROR: "error",
+    SeatState.INVALID: "invalid answer",
+    SeatState.ABSTAINED: "abstained",
+    SeatState.SKIPPED: "skipped",
+}
+_HEADING = "bold underline"
+_TITLE = 200
+_CELL = 300
+_ITEM = 1_000
+_PROSE = 4_000
+_DETAIL = 160
+
+
+# --- untrusted text -------------------------------------------------------------------------
+
+
+def _clip(text: str, limit: int) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _inline(text: str | None, limit: int = _ITEM) -> str:
+    """Model text on one line: invisible and control characters gone, whitespace collapsed."""
+    return " ".join(_clip(strip_invisible(text or ""), limit).split())
+
+
+def _prose(text: str, limit: int = _PROSE) -> str:
+    lines = (line.rstrip() for line in _clip(strip_invisible(text), limit).splitlines())
+    return "\n".join(lines).strip()
+
+
+def _pct(fraction: float) -> str:
+    return f"{round(fraction * 100)}%"
+
+
+# --- the pieces -----------------------------------------------------------------------------
+
+
+def location(path: str | None, start_line: int | None, end_line: int | None) -> str:
+    """`path:10`, `path:10-20` or `path` (the form terminals and editors open), "-" for none."""
+    if not path:
+        return "-"
+    where = _inline(path, _CELL)
+    if start_line is None:
+        return where
+    if end_line is None or end_line == start_line:
+        return f"{where}:{start_line}"
+    return f"{where}:{start_line}-{end_line}"
+
+
+def verdict_line(advisory: Advisory) -> str:
+    """The first line: the resolution, then confidence (for a verdict), seats and protocol."""
+    r = advisory.resolution
+    facts = [f"{RESOLUTION_EMOJI[r]} {RESOLUTION_TITLE[r]}"]
+    if r.is_verdict:
+        facts.append(f"confidence {_pct(advisory.confidence)}")
+    facts += [seats_phrase(advisory), f"protocol {advisory.protocol}"]
+    return " · ".join(facts)
+
+
+def summary_line(advisory: Advisory) -> str:
+    """One line for stderr after a run: `APPROVED · 5/5 seats · $0.0412 · 38.1 s`."""
+    u = advisory.usage
+    valid, total = len(advisory.valid_seats()), len(advisory.seats)
+    return (
+        f"{advisory.resolution.value} · {valid}/{total} seats · ${u.cost_usd:.4f} · "
+        f"{u.wall_ms / 1000:.1f} s"
+    )
+
+
+def _names(advisory: Advisory) -> dict[str, str]:
+    """Seat id -> what a person knows the seat by: its persona's name, or the anonymized
+    label where personas repeat (the `council` protocol's neutral members)."""
+    counts: dict[str, int] = {}
+    for s in advisory.seats:
+        counts[s.persona_name] = counts.get(s.persona_name, 0) + 1
+    return {
+        s.seat_id: _inline(s.persona_name, 100) if counts[s.persona_name] == 1 else s.label
+        for s in advisory.seats
+    }
+
+
+def _raised_by(advisory: Advisory, names: dict[str, str], seat_ids: Sequence[str]) -> str:
+    if not seat_ids:
+        return "-"
+    who = ", ".join(names.get(s, advisory.label_for(s)) for s in seat_ids)
+    return f"{len(seat_ids)} seat{'' if len(seat_ids) == 1 else 's'} ({who})"
+
+
+def _heading(title: str) -> Text:
+    return Text(f"\n{title}", style=_HEADING)
+
+
+def _table(*columns: str, whole: Sequence[str] = ()) -> Table:
+    """A table without pipes; the `whole` columns are not wrapped while they fit, the
+    others keep room for a few words."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
+    for column in columns:
+        wrapped = column not in whole
+        table.add_column(
+            column, overflow="fold", no_wrap=not wrapped, min_width=8 if wrapped else None
+        )
+    return table
+
+
+def _head(advisory: Advisory) -> list[RenderableType]:
+    r = advisory.resolution
+    parts: list[RenderableType] = [
+        Text(verdict_line(advisory), style=_RESOLUTION_STYLE.get(r, "bold"))
+    ]
+    lost = advisory.lost_seats()
+    if (advisory.partial or lost) and r is not Resolution.NO_QUORUM:
+        valid, total = len(advisory.valid_seats()), len(advisory.seats)
+        missing = ", ".join(_inline(m, 300) for m in missing_perspectives(advisory)) or "unknown"
+        parts.append(
+            Text(
+                f"Partial advisory ({valid} of {total} seats). Missing perspectives: {missing}. "
+                "This advisory does not guess what they would have said.",
+                style="yellow",
+            )
+        )
+    if advisory.synthesis and advisory.synthesis.verdict_sentence.strip():
+        parts.append(Text(_inline(advisory.synthesis.verdict_sentence, 500), style="italic"))
+    if advisory.reason:
+        parts.append(Text.assemble(("Why: ", "bold"), _inline(advisory.reason)))
+    if advisory.topic.strip():
+        parts.append(Text.assemble(("Topic: ", "bold"), _inline(advisory.topic, 300)))
+    return parts
+
+
+def _seat_states(advisory: Advisory) -> list[RenderableType]:
+    table = _table("Seat", "Persona", "Model", "State", "Error", whole=("Seat", "Model", "State"))
+    for s in advisory.seats:
+        table.add_row(
+            s.label,
+            Text(_inline(s.persona_name, 100)),
+            Text(_inline(s.model, 100)),
+            _STATE_TEXT[s.state],
+            Text(_inline(s.error, _CELL)),
+        )
+    return [_heading("Seats"), table]
+
+
+def _severity(severity: str) -> Text:
+    return Text(f"{SEVERITY_EMOJI[severity]} {severity}", style=_SEVERITY_STYLE[severity])
+
+
+def _flag_row(advisory: Advisory, names: dict[str, str], item: TopFinding) -> list[Text]:
+    return [
+        Text("🚩 red flag", style="bold red"),
+        Text(location(item.path, item.start_line, item.end_line)),
+        Text(_inline(item.title, _TITLE), style="bold"),
+        Text(_raised_by(advisory, names, item.raised_by)),
+    ]
+
+
+def _finding_row(advisory: Advisory, names: dict[str, str], f: MergedFinding) -> list[Text]:
+    title = Text(_inline(f.title, _TITLE), style="bold")
+    detail = _inline(f.detail, _DETAIL)
+    if detail:
+        title.append(f"\n{detail}", style="dim")
+    return [
+        _severity(f.severity),
+        Text(location(f.path, f.start_line, f.end_line)),
+        title,
+        Text(_raised_by(advisory, names, f.raised_by)),
+    ]
+
+
+def _findings(advisory: Advisory, names: dict[str, str]) -> list[RenderableType]:
+    flags = [t for t in advisory.top_findings if t.kind == "red_flag"]
+    if not (flags or advisory.findings):
+        return []
+    table = _table("Severity", "Location", "Finding", "Raised by", whole=("Severity", "Location"))
+    for flag in flags:
+        table.add_row(*_flag_row(advisory, names, flag))
+    for finding in advisory.findings:
+        table.add_row(*_finding_row(advisory, names, finding))
+    return [_heading("Findings"), table]
+
+
+def _bullets(items: Sequence[str], limit: int = _ITEM) -> list[RenderableType]:
+    return [Padding(Text(f"- {_inline(i, limit)}"), (0, 0, 0, 2)) for i in items if i.strip()]
+
+
+def _synthesis(advisory: Advisory) -> list[RenderableType]:
+    s = advisory.synthesis
+    if s is None:
+        return []
+    parts: list[RenderableType] = []
+    consensus = _bullets(s.consensus)
+    if consensus:
+        parts += [_heading("Consensus"), *consensus]
+    if s.divergence:
+        parts.append(_heading("Divergence"))
+        for d in s.divergence:
+            parts.append(Padding(Text(f"- {_inline(d.point, 300)}", style="bold"), (0, 0, 0, 2)))
+            parts += [
+                Padding(Text(f"- {_inline(side)}"), (0, 0, 0, 4))
+                for side in d.sides
+                if side.strip()
+            ]
+    if s.recommendation.strip():
+        parts += [_heading("Recommendation"), Padding(Text(_prose(s.recommendation)), (0, 2))]
+    if s.tradeoff_map:
+        table = _table("Dimension", "Option", "Pro", "Con")
+        for dim in s.tradeoff_map:
+            for i, opt in enumerate(dim.options):
+                table.add_row(
+                    Text(_inline(dim.dimension, 100) if i == 0 else ""),
+                    Text(_inline(opt.option, 100)),
+                    Text(_inline(opt.pro, _CELL)),
+                    Text(_inline(opt.con, _CELL)),
+                )
+        parts += [_heading("Tradeoff map"), table]
+    items = [a for a in s.action_items if a.strip()]
+    if items:
+        parts.append(_heading("Action items"))
+        parts += [Padding(Text(f"{n}. {_inline(a)}"), (0, 0, 0, 2)) for n, a in enumerate(items, 1)]
+    return parts
+
+
+def _conditions(advisory: Advisory) -> list[RenderableType]:
+    bullets = _bullets(advisory.conditions)
+    return [_heading("Conditions"), *bullets] if bullets else []
+
+
+def _vote_cells(seat: SeatReport) -> tuple[str, str, str]:
+    if seat.vote is not None:
+        v = seat.vote
+        return v.vote, _pct(v.confidence), _inline("; ".join(v.conditions), _CELL)
+    if not seat.is_valid or seat.assessment is None:
+        return _STATE_TEXT[seat.state], "-", ""
+    a = seat.assessment
+    verdict = "ABSTAIN" if seat.state is SeatState.ABSTAINED else a.verdict
+    condition = "; ".join(a.concerns) if a.verdict == "CONCERNS" else ""
+    return verdict, f"{a.confidence}%", _inline(condition, _CELL)
+
+
+def _votes(advisory: Advisory) -> list[RenderableType]:
+    """Seat (its persona, then its anonymized label), model, vote, confidence, condition."""
+    if not advisory.seats:
+        return []
+    voted = any(s.vote is not None for s in advisory.seats)
+    header = "Vote" if voted else "Verdict"
+    table = _table(
+        "Seat",
+        "Model",
+        header,
+        "Confidence",
+        "Condition",
+        whole=("Model", header, "Confidence"),
+    )
+    for s in advisory.seats:
+        vote, confidence, condition = _vote_cells(s)
+        seat = Text(_inline(s.persona_name, 100))
+        seat.append(f" ({s.label})", style="dim")
+        table.add_row(seat, Text(_inline(s.model, 100)), vote, confidence, Text(condition))
+    return [_heading("Votes" if voted else "Verdicts by seat"), table]
+
+
+def _assessments(advisory: Advisory, names: dict[str, str]) -> list[RenderableType]:
+    lines: list[RenderableType] = []
+    for s in advisory.seats:
+        a = s.assessment
+        if a is None:
+            continue
+        line = Text(f"- {names[s.seat_id]} ({s.label}): ", style="bold")
+        line.append(f"{a.verdict} {a.score}/10. ", style="")
+        line.append(_inline(a.summary, 600), style="")
+        lines.append(Padding(line, (0, 0, 0, 2)))
+    return [_heading("Assessments"), *lines] if lines else []
+
+
+def _extras(advisory: Advisory) -> list[RenderableType]:
+    parts: list[RenderableType] = []
+    if advisory.peer_ranking:
+        ranking = " > ".join(advisory.label_for(s) for s in advisory.peer_ranking)
+        parts.append(Text.assemble(("\nPeer ranking", "bold"), f" (best first): {ranking}"))
+    notes = [n for n in advisory.notes if n.strip()]
+    if notes:
+        parts.append(Text(""))
+        parts += [Text(f"Note: {_inline(n, 500)}", style="dim") for n in notes]
+    return parts
+
+
+def _cost(advisory: Advisory) -> list[RenderableType]:
+    u = advisory.usage
+    facts = [
+        f"${u.cost_usd:.4f}",
+        f"{u.calls} call{'' if u.calls == 1 else 's'}",
+        f"{u.input_tokens:,} input tokens (+{u.cached_input_tokens:,} cached, "
+        f"{u.cache_write_tokens:,} cache writes)",
+        f"{u.output_tokens:,} output tokens",
+        f"{u.wall_ms / 1000:.1f} s",
+    ]
+    return [Text.assemble(("\nCost: ", "bold"), " · ".join(facts))]
+
+
+# --- layout -------------------------------------------------------------------------------
+
+
+def render_advisory(advisory: Advisory) -> list[RenderableType]:
+    """The advisory as rich renderables, in reading order; the verdict line first."""
+    names = _names(advisory)
+    parts = _head(advisory)
+    if advisory.resolution in (Resolution.NO_QUORUM, Resolution.FAILED) and advisory.seats:
+        parts += _seat_states(advisory)
+    if advisory.resolution is Resolution.COST_LIMIT:
+        parts.append(Text("What the council gathered before the limit:", style="italic"))
+    parts += _findings(advisory, names)
+    parts += _synthesis(advisory)
+    parts += _conditions(advisory)
+    parts += _votes(advisory)
+    parts += _assessments(advisory, names)
+    parts += _extras(advisory)
+    parts += _cost(advisory)
+    return parts
+
+
+def render_text(advisory: Advisory, *, width: int = 100) -> str:
+    """The advisory as plain text (no colour, no escape codes), `width` columns wide."""
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        width=width,
+        color_system=None,
+        force_terminal=False,
+        force_jupyter=False,
+        legacy_windows=False,
+        highlight=False,
+        emoji=False,
+    )
+    for part in render_advisory(advisory):
+        console.print(part)
+    lines = [line.rstrip() for line in buffer.getvalue().splitlines()]
+    return "\n".join(lines).strip("\n") + "\n"
