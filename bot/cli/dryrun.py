@@ -1,4 +1,5 @@
-"""Printing a dry run: the seats, the context, the planned calls and the estimate."""
+"""Printing a dry run: what is compared, the seats, the context, the planned calls and the
+estimate (prompts only when asked), and last what to do to run it for real."""
 
 from __future__ import annotations
 
@@ -6,17 +7,31 @@ import json
 from typing import Any
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from bot.review.plan import ReviewPlan, prompt_preview
+from bot.review.plan import PlannedCall, ReviewPlan, prompt_preview
+
+NO_MODEL_COST = "no model: cost not estimated"
+RUN_FOR_REAL = "To convene the council, run the same command without --dry-run."
 
 
-def emit(plan: ReviewPlan, output: str, *, show_prompts: bool) -> None:
+def emit(plan: ReviewPlan, output: str, *, show_prompts: bool, to_run: str = RUN_FOR_REAL) -> None:
+    """`to_run` is the last thing said: what to do (or set) to run the review for real."""
     if output == "json":
-        typer.echo(json.dumps(dry_run_json(plan, show_prompts=show_prompts), indent=2))
-    else:
-        print_dry_run(plan, Console(), show_prompts=show_prompts)
+        found = dry_run_json(plan, show_prompts=show_prompts)
+        found["to_run"] = to_run
+        typer.echo(json.dumps(found, indent=2))
+        return
+    console = Console(highlight=False, emoji=False)
+    if console.is_terminal:
+        print_dry_run(plan, console, show_prompts=show_prompts, to_run=to_run)
+        return
+    with console.capture() as captured:  # a file or a pipe: plain lines, no trailing padding
+        print_dry_run(plan, console, show_prompts=show_prompts, to_run=to_run)
+    typer.echo("\n".join(line.rstrip() for line in captured.get().splitlines()))
 
 
 def dry_run_json(plan: ReviewPlan, *, show_prompts: bool = True) -> dict[str, Any]:
@@ -59,36 +74,74 @@ def dry_run_json(plan: ReviewPlan, *, show_prompts: bool = True) -> dict[str, An
     return found
 
 
-def print_dry_run(plan: ReviewPlan, console: Console, *, show_prompts: bool) -> None:
+def _model(plan: ReviewPlan, model: str) -> str:
+    """A seat's model, or "-" where none is available (never a placeholder as if real)."""
+    if not plan.prepared.models or not model or model.startswith("("):
+        return "-"
+    return model
+
+
+def cost_phrase(plan: ReviewPlan) -> str:
+    if plan.estimate_cost_usd is None or not plan.prepared.models:
+        return NO_MODEL_COST
+    if plan.estimate_cost_usd == 0:
+        return "estimated cost: nothing (the models are priced at $0)"
+    return f"estimated cost ${plan.estimate_cost_usd:.4f}"
+
+
+def _who(plan: ReviewPlan, call: PlannedCall) -> str:
+    """Who makes a call; with its model where the seat table does not say it (the chair)."""
+    model = _model(plan, call.model)
+    seated = any(s.name == call.seat for s in plan.seats)
+    return call.seat if model == "-" or seated else f"{call.seat} ({model})"
+
+
+def print_dry_run(
+    plan: ReviewPlan, console: Console, *, show_prompts: bool, to_run: str = RUN_FOR_REAL
+) -> None:
     prepared = plan.prepared
-    console.print(f"[bold]Dry run[/] - protocol {prepared.protocol}: {prepared.topic}")
-    table = Table(title="Seats")
-    for column in ("persona", "division", "model", "score"):
-        table.add_column(column)
-    for s in plan.seats:
-        table.add_row(s.name, s.division, s.model, "-" if s.score is None else f"{s.score:g}")
-    console.print(table)
+
+    def say(text: str, style: str = "") -> None:
+        console.print(Text(text, style=style), soft_wrap=True)
+
+    say(f"Dry run · protocol {prepared.protocol} · {prepared.compared}", "bold")
+    say(prepared.setup.describe())
+    for problem in prepared.setup.problems():
+        say(f"config problem: {problem}", "yellow")
+    say(f"Question: {prepared.topic}")
+    say(f"Models: {', '.join(prepared.models) if prepared.models else 'none available'}")
+    if plan.seats:
+        table = Table(title="Seats", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
+        for column in ("persona", "division", "model", "score"):
+            table.add_column(column, no_wrap=column in ("model", "score"), overflow="fold")
+        for s in plan.seats:
+            table.add_row(
+                Text(s.name),
+                Text(s.division),
+                Text(_model(plan, s.model)),
+                "-" if s.score is None else f"{s.score:g}",
+            )
+        console.print(table)
     for note in plan.notes:
-        console.print(f"note: {note}", highlight=False)
-    console.print(
+        say(f"note: {note}")
+    say(
         f"Context: {prepared.context_tokens:,} tokens of a {prepared.budget:,}-token budget; "
         f"{len(prepared.included)} file(s) included, {len(prepared.omitted)} left out."
     )
     for item in prepared.omitted:
-        console.print(f"  left out: {item}", highlight=False)
-    cost = (
-        f"estimated cost ${plan.estimate_cost_usd:.4f}"
-        if plan.estimate_cost_usd is not None
-        else "no model to price"
-    )
-    console.print(f"Would make about {len(plan.calls)} model calls; {cost}.")
+        say(f"  left out: {item}")
+    say(f"Would make about {len(plan.calls)} model calls; {cost_phrase(plan)}.")
     phases: dict[str, list[str]] = {}
     for call in plan.calls:
-        phases.setdefault(call.phase, []).append(f"{call.seat} ({call.model or 'no model'})")
+        phases.setdefault(call.phase, []).append(_who(plan, call))
     for phase, who in phases.items():
-        console.print(f"  {phase}: {', '.join(who)}", highlight=False)
+        say(f"  {phase}: {', '.join(who)}")
     if show_prompts:
         preview = prompt_preview(plan)
-        console.print("\n[bold]Prompts[/] (the packed context is sent between these two):")
-        console.print(f"--- system: rules ---\n{preview['system']}", highlight=False, markup=False)
-        console.print(f"--- first seat ---\n{preview['seat']}", highlight=False, markup=False)
+        say("\nPrompts (the packed context is sent between these two):", "bold")
+        say(f"--- system: rules ---\n{preview['system']}")
+        say(f"--- first seat ---\n{preview['seat']}")
+    else:
+        say("(--show-prompts prints the prompts too.)", "dim")
+    say("")
+    say(to_run, "bold")

@@ -1,4 +1,5 @@
-"""Printing an advisory: Markdown (the PR comment's text), JSON, or text for a person."""
+"""Printing an advisory: Markdown (the PR comment's text), JSON, or text for a person; and,
+whatever the format, one summary line on stderr."""
 
 from __future__ import annotations
 
@@ -10,16 +11,26 @@ from rich.console import Console
 
 from bot.council.advisory import Advisory
 from bot.render import conclusion_for, render_comment
+from bot.render.terminal import render_advisory, render_text, summary_line
 from bot.review.assemble import PreparedReview
 
 
 def emit(advisory: Advisory, prepared: PreparedReview, output: str, err: Console) -> None:
-    markdown = render_comment(advisory)
-    gate = prepared.setup.config.gate
+    """The advisory on stdout in `output`'s format, then the summary line on stderr."""
     if output == "json":
+        markdown = render_comment(advisory)
+        gate = prepared.setup.config.gate
         typer.echo(json.dumps(advisory_json(advisory, markdown, gate), indent=2))
+    elif output == "text":
+        out = Console(highlight=False, emoji=False)
+        if out.is_terminal:
+            for part in render_advisory(advisory):
+                out.print(part)
+        else:  # a file or a pipe: plain lines, no trailing padding
+            typer.echo(render_text(advisory), nl=False)
     else:
-        typer.echo(markdown)
+        typer.echo(render_comment(advisory))
+    err.print(f"council: {summary_line(advisory)}", highlight=False, markup=False)
 
 
 def advisory_json(advisory: Advisory, markdown: str, gate: str = "verdict") -> dict[str, Any]:

@@ -225,19 +225,29 @@ async def _present(
     from bot.review.plan import plan_review
 
     if not prepared.models:
-        err.print(NO_PROVIDER, highlight=False)
+        # JSON is read by a program: the person reads what to set here. The other formats
+        # end with it, so stderr only says why this is a dry run.
+        short = "council: no model provider is available, so this is a dry run."
+        err.print(NO_PROVIDER if request.output == "json" else short, highlight=False)
     if request.dry_run or not prepared.models:
         plan = await plan_review(prepared, settings)
-        dryrun.emit(plan, request.output, show_prompts=request.show_prompts)
+        to_run = NO_PROVIDER if not prepared.models else dryrun.RUN_FOR_REAL
+        dryrun.emit(plan, request.output, show_prompts=request.show_prompts, to_run=to_run)
         return 0
     advisory = await _run(settings, prepared, err)
     return _emit_advisory(advisory, prepared, request.output, err)
 
 
 async def _run(settings: Settings, prepared: PreparedReview, err: Console) -> Advisory:
-    from bot.cli.progress import ProgressView
+    from bot.cli.progress import ProgressView, convening_line
     from bot.review.run import review_and_record
 
+    err.print(
+        convening_line(prepared.protocol, prepared.compared, prepared.models),
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
     view = ProgressView(err)
     with view:
         return await review_and_record(
@@ -248,6 +258,7 @@ async def _run(settings: Settings, prepared: PreparedReview, err: Console) -> Ad
 def _emit_advisory(
     advisory: Advisory, prepared: PreparedReview, output: Format, err: Console
 ) -> int:
+    """The advisory on stdout, the one-line summary on stderr; the exit code."""
     from bot.cli import report
     from bot.council.advisory import Resolution
 

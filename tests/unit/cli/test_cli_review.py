@@ -106,7 +106,9 @@ def test_no_quorum_exits_3(models: FakeModelServer, tmp_path: Path, diff_file: P
 
 
 def test_dry_run_calls_no_model(models: FakeModelServer, tmp_path: Path, diff_file: Path) -> None:
-    done = run_review(models, tmp_path, "--diff", str(diff_file), "--dry-run", "--json")
+    done = run_review(
+        models, tmp_path, "--diff", str(diff_file), "--dry-run", "--show-prompts", "--json"
+    )
     assert done.returncode == 0, done.stderr
     plan = json.loads(done.stdout)
     assert models.calls == []
@@ -114,12 +116,17 @@ def test_dry_run_calls_no_model(models: FakeModelServer, tmp_path: Path, diff_fi
     assert 3 <= len(seats) <= 5 and all(s["score"] is not None for s in seats)
     assert seats[0]["persona"] == "appsec-reviewer"  # the diff touches authentication
     assert plan["context"]["included"] == ["app/auth.py"] and plan["context"]["tokens"] > 0
-    assert plan["estimate"]["calls"] == len(seats) * 3 + 1 and plan["estimate"]["cost_usd"] > 0
     assert "no instructions" in plan["prompts"]["system"]
     assert "Application Security Reviewer" in plan["prompts"]["seat"]
     assert "Your lenses" in plan["prompts"]["seat"]
+    # A board: every seat assesses, discusses each round and votes; then the chair.
     planned = plan["estimate"]["planned"]
-    assert [c["phase"] for c in planned].count("vote") == len(seats)
+    phases = [c["phase"] for c in planned]
+    rounds = plan["board"]["discussion_rounds"]
+    assert plan["estimate"]["calls"] == len(planned) == len(seats) * (2 + rounds) + 1
+    assert phases.count("assess") == phases.count("vote") == len(seats)
+    assert sum(p.startswith("discuss") for p in phases) == len(seats) * rounds
+    assert plan["estimate"]["cost_usd"] > 0
     assert planned[-1] == {
         "phase": "synthesize",
         "seat": "chair",
@@ -133,9 +140,11 @@ def test_without_a_provider_it_explains_and_dry_runs(
     done = run_review(
         models, tmp_path, "--diff", str(diff_file), ANTHROPIC_API_KEY="", OPENAI_API_KEY=""
     )
-    assert done.returncode == 0
-    assert "ANTHROPIC_API_KEY" in done.stderr and "dry run" in done.stderr
+    assert done.returncode == 0, done.stderr
+    assert "dry run" in done.stderr
     assert "Would make about" in done.stdout
+    # What to set comes last, where the person reads on from the plan.
+    assert "ANTHROPIC_API_KEY" in done.stdout.strip().splitlines()[-1]
 
 
 @pytest.mark.parametrize(
