@@ -18,13 +18,13 @@ import typer
 from rich.console import Console
 
 from bot.cli.exits import EXIT_NO_QUORUM, EXIT_USAGE
-from bot.settings import Settings
 
 if TYPE_CHECKING:
     from bot.council.advisory import Advisory
     from bot.review.assemble import PreparedReview, ReviewOptions
     from bot.review.setup import RepoSetup
     from bot.review.sources import Source
+    from bot.settings import Settings
 
 NO_PROVIDER = (
     "No model provider is available, so this is a dry run. To convene the council set "
@@ -226,9 +226,9 @@ async def _present(
 
     if not prepared.models:
         # JSON is read by a program: the person reads what to set here. The other formats
-        # end with it, so stderr only says why this is a dry run.
-        short = "council: no model provider is available, so this is a dry run."
-        err.print(NO_PROVIDER if request.output == "json" else short, highlight=False)
+        # end with it, so stderr only says why this is a dry run (the first sentence).
+        why = NO_PROVIDER[: NO_PROVIDER.index(". ") + 1]
+        err.print(NO_PROVIDER if request.output == "json" else why, highlight=False)
     if request.dry_run or not prepared.models:
         plan = await plan_review(prepared, settings)
         to_run = NO_PROVIDER if not prepared.models else dryrun.RUN_FOR_REAL
@@ -278,6 +278,8 @@ def _stdout_is_terminal() -> bool:
 
 
 def _settings(err: Console) -> Settings:
+    from bot.settings import Settings  # pydantic-settings: not for `council --help`
+
     try:
         return Settings()
     except ValueError as error:
