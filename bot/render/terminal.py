@@ -322,9 +322,9 @@ def _assessments(advisory: Advisory, names: dict[str, str]) -> list[RenderableTy
         a = s.assessment
         if a is None:
             continue
-        line = Text(f"- {names[s.seat_id]} ({s.label}): ", style="bold")
-        line.append(f"{a.verdict} {a.score}/10. ", style="")
-        line.append(_inline(a.summary, 600), style="")
+        line = Text("- ")
+        line.append(f"{names[s.seat_id]} ({s.label})", style="bold")
+        line.append(f": {a.verdict} {a.score}/10. {_inline(a.summary, 600)}")
         lines.append(Padding(line, (0, 0, 0, 2)))
     return [_heading("Assessments"), *lines] if lines else []
 
