@@ -1,3 +1,13 @@
 """PR Council: a council of AI reviewers for pull requests."""
 
-__version__ = "0.1.0"
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:
+    # The version is the installed distribution's (pyproject.toml), read when first asked
+    # for: importlib.metadata is not free, and every command imports this package.
+    if name == "__version__":
+        from importlib.metadata import version
+
+        return version("pr-council")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

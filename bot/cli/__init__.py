@@ -12,9 +12,8 @@ from typing import Annotated
 
 import typer
 
+import bot
 from bot.cli import agents, app_commands, config, context, models, review
-
-DISTRIBUTION = "pr-council"
 
 app = typer.Typer(
     name="council",
@@ -37,9 +36,7 @@ app.command("replay")(app_commands.replay)
 def _print_version(value: bool) -> None:
     if not value:
         return
-    from importlib.metadata import version
-
-    typer.echo(f"council {version(DISTRIBUTION)}")
+    typer.echo(f"council {bot.__version__}")  # the installed distribution's
     raise typer.Exit()
 
 
