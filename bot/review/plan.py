@@ -3,7 +3,7 @@ what it would cost - computed by the same code that convenes, without calling a 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot.council import prompts
 from bot.council.engine import Engine
@@ -19,6 +19,7 @@ from bot.settings import Settings
 # (rules, transcript, persona and task), for the estimate.
 OUTPUT_ESTIMATE = 1200
 PROMPT_ESTIMATE = 2000
+NO_MODEL = "(none)"  # stands in for a model while previewing seats with no provider
 
 
 @dataclass(frozen=True)
@@ -54,13 +55,15 @@ async def plan_review(prepared: PreparedReview, settings: Settings) -> ReviewPla
     notes = list(prepared.notes)
     seats: list[Seat] = []
     chair = prepared.setup.config.chair_model or (prepared.models[0] if prepared.models else "")
-    if prepared.models:
-        engine = Engine(ProviderRegistry(settings), prepared.setup.catalog, InMemoryLedger())
-        convened = await engine.preview(prepared.request("dry-run", settings, max_cost_usd=None))
-        if convened is not None:
-            seats = list(convened.seats)  # by rank; the member order is for the seats only
-            chair = convened.chair.model
-            notes.extend(convened.notes)
+    # Who would sit is known without a model; what they would run on is not.
+    seated = prepared if prepared.models else replace(prepared, models=[NO_MODEL])
+    request = seated.request("dry-run", settings, max_cost_usd=None)
+    engine = Engine(ProviderRegistry(settings), prepared.setup.catalog, InMemoryLedger())
+    convened = await engine.preview(request)
+    if convened is not None:
+        seats = list(convened.seats)  # by rank; the member order is for the seats only
+        chair = convened.chair.model if prepared.models else ""
+        notes.extend(convened.notes)
     previews = [_preview(s) for s in seats]
     count = len(seats) or seat_count(
         prepared.protocol, models=len(prepared.models), board_size=prepared.board.default_size
@@ -87,7 +90,7 @@ def _preview(seat: Seat) -> SeatPreview:
         persona_id=seat.persona_id,
         name=seat.persona_name,
         division=seat.division,
-        model=seat.model,
+        model="" if seat.model == NO_MODEL else seat.model,
         score=seat.score,
         lenses=tuple(seat.lenses),
     )
