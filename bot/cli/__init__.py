@@ -12,8 +12,9 @@ from typing import Annotated
 
 import typer
 
-import bot
 from bot.cli import agents, app_commands, config, context, models, review
+
+DISTRIBUTION = "pr-council"
 
 app = typer.Typer(
     name="council",
@@ -36,7 +37,9 @@ app.command("replay")(app_commands.replay)
 def _print_version(value: bool) -> None:
     if not value:
         return
-    typer.echo(f"council {bot.__version__}")  # the installed distribution's
+    from importlib.metadata import version  # not free: only for --version
+
+    typer.echo(f"council {version(DISTRIBUTION)}")
     raise typer.Exit()
 
 
