@@ -14,7 +14,7 @@ from rich.table import Table
 from bot.cli.exits import EXIT_USAGE
 
 if TYPE_CHECKING:
-    from bot.council.personas import Catalog
+    from bot.review import Catalog
 
 
 def agents(
@@ -34,7 +34,7 @@ def agents(
 ) -> None:
     """List the persona catalog; with --diff, score it and show the board."""
     # Imported here, not at the top: `council --help` loads this module too.
-    from bot.council.personas import load_catalog
+    from bot.review import load_catalog
 
     console = Console()
     catalog = load_catalog(extra or [])
@@ -43,8 +43,7 @@ def agents(
     if diff is None:
         _list(catalog, console, as_json)
         return
-    from bot.context import DEFAULT_BUDGET
-    from bot.council.scoring import explain, score_catalog, select_board
+    from bot.review import DEFAULT_BUDGET, explain, score_catalog, select_board
     from bot.review.inputs import council_inputs
     from bot.review.local import DiffError, read_diff_file
     from bot.review.localrepo import build_local_context

@@ -13,7 +13,7 @@ from rich.table import Table
 from bot.cli.exits import EXIT_USAGE
 
 if TYPE_CHECKING:
-    from bot.context import BuiltContext
+    from bot.review import BuiltContext
 
 
 def context(
@@ -55,7 +55,7 @@ def context(
 
 
 def _default_budget() -> int:
-    from bot.context import DEFAULT_BUDGET
+    from bot.review import DEFAULT_BUDGET
     from bot.settings import Settings
 
     try:

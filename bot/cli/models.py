@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from bot.review.modelcheck import CheckResult
 
 app = typer.Typer(help="Inspect and check the configured models.", no_args_is_help=True)
 
@@ -28,8 +32,8 @@ def check(
 ) -> None:
     """Make one tiny structured call to each model and report what worked."""
     # Imported here, not at the top: `council --help` loads this module too.
-    from bot.cli.modelcheck import check_models, print_table
     from bot.logs import configure_logging
+    from bot.review.modelcheck import check_models
     from bot.settings import Settings
 
     settings = Settings()
@@ -48,3 +52,21 @@ def check(
             Console(stderr=True).print(NO_MODELS)
         raise typer.Exit(1)
     raise typer.Exit(0 if all(r.ok for r in results) else 1)
+
+
+def print_table(results: list[CheckResult], console: Console) -> None:
+    table = Table(title="Model check")
+    for column in ("provider", "model", "ok", "structured", "latency", "in", "out", "error"):
+        table.add_column(column)
+    for r in results:
+        table.add_row(
+            r.provider,
+            r.model,
+            "yes" if r.ok else "NO",
+            "native" if r.structured else "-",
+            f"{r.latency_ms} ms" if r.latency_ms is not None else "-",
+            str(r.input_tokens),
+            str(r.output_tokens),
+            r.error or "",
+        )
+    console.print(table)

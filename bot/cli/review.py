@@ -20,7 +20,7 @@ from rich.console import Console
 from bot.cli.exits import EXIT_NO_QUORUM, EXIT_USAGE
 
 if TYPE_CHECKING:
-    from bot.council.advisory import Advisory
+    from bot.review import Advisory
     from bot.review.assemble import PreparedReview, ReviewOptions
     from bot.review.setup import RepoSetup
     from bot.review.sources import Source
@@ -159,8 +159,7 @@ class _Request:
 async def _review(
     settings: Settings, request: _Request, options: ReviewOptions, err: Console
 ) -> int:
-    from bot.council.convene import ConveneError
-    from bot.providers import ConfigurationError
+    from bot.review import ConfigurationError, ConveneError
     from bot.review.assemble import ReviewError
     from bot.review.local import DiffError
     from bot.review.pull import PullRefError
@@ -192,7 +191,7 @@ async def _open_source(
     from bot.review.sources import LocalSource
 
     if request.pr is not None:
-        from bot.council.personas import load_catalog
+        from bot.review import load_catalog
         from bot.review.pull import open_pull
 
         async with open_pull(settings, request.pr, load_catalog()) as opened:
@@ -208,7 +207,7 @@ async def _open_source(
 async def _prepare(
     settings: Settings, source: Source, setup: RepoSetup, options: ReviewOptions
 ) -> PreparedReview:
-    from bot.providers import ProviderRegistry
+    from bot.review import ProviderRegistry
     from bot.review.assemble import prepare_review
 
     registry = ProviderRegistry(settings)
@@ -240,7 +239,10 @@ async def _present(
 
 async def _run(settings: Settings, prepared: PreparedReview, err: Console) -> Advisory:
     from bot.cli.progress import ProgressView, convening_line
+    from bot.render import conclusion_for
     from bot.review.run import review_and_record
+
+    gate = prepared.setup.config.gate
 
     err.print(
         convening_line(prepared.protocol, prepared.compared, prepared.models),
@@ -251,7 +253,11 @@ async def _run(settings: Settings, prepared: PreparedReview, err: Console) -> Ad
     view = ProgressView(err)
     with view:
         return await review_and_record(
-            settings, prepared, deliberation_id=str(uuid.uuid4()), on_progress=view.update
+            settings,
+            prepared,
+            deliberation_id=str(uuid.uuid4()),
+            conclude=lambda advisory: conclusion_for(advisory.resolution, gate),
+            on_progress=view.update,
         )
 
 
@@ -260,7 +266,7 @@ def _emit_advisory(
 ) -> int:
     """The advisory on stdout, the one-line summary on stderr; the exit code."""
     from bot.cli import report
-    from bot.council.advisory import Resolution
+    from bot.review import Resolution
 
     report.emit(advisory, prepared, output, err)
     return EXIT_NO_QUORUM if advisory.resolution == Resolution.NO_QUORUM else 0

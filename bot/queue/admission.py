@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.config import ConfigResult, EffectiveConfig
 from bot.github.errors import GitHubError
 from bot.github.fetch import PullInfo, fetch_pull
 from bot.github.permissions import can_trigger
 from bot.github.publish import react, reply
 from bot.queue.jobcontext import JobContext
 from bot.render.checks import BUTTON_DEBATE
+from bot.review import ConfigResult, EffectiveConfig
 from bot.review.pull import read_repo_config
 from bot.store.records import find_by_check_run
 

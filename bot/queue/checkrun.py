@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.config import ConfigResult
-from bot.council.advisory import Advisory, Resolution
-from bot.council.engine import ProgressEvent
 from bot.github.publish import CheckRunPublisher
 from bot.queue.jobcontext import JobContext
 from bot.queue.jobs import job_timeout_s
 from bot.render import render_check_run
 from bot.render.checks import CheckRunOutput
+from bot.review import Advisory, ConfigResult, ProgressEvent, Resolution
 from bot.store.records import DeliberationRecord, DeliberationStatus, record_publication, set_status
 
 

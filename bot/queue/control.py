@@ -5,12 +5,12 @@ from __future__ import annotations
 import structlog
 
 from bot.commands import GRAMMAR_HELP
-from bot.config import load_repo_config, render_effective
 from bot.github.fetch import fetch_pull, read_config
 from bot.github.permissions import can_trigger
 from bot.github.publish import react, reply
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobs import JobRequest
+from bot.review import load_repo_config, render_effective
 from bot.store.records import running_for_pr
 
 log = structlog.get_logger(__name__)

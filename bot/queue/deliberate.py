@@ -11,8 +11,6 @@ from __future__ import annotations
 import asyncio
 import time
 
-from bot.council.advisory import Advisory, Resolution
-from bot.council.scoring import review_task_type
 from bot.metrics import DELIBERATION_SECONDS
 from bot.queue.admission import Admitted, Skip, admit
 from bot.queue.checkrun import CheckRunLifecycle
@@ -21,6 +19,7 @@ from bot.queue.jobcontext import AUTOMATIC, JobContext
 from bot.queue.jobs import JobRequest
 from bot.queue.publishing import publish
 from bot.queue.spend import DailyCapReached, cost_cap
+from bot.review import Advisory, Resolution
 from bot.review.assemble import PreparedReview, ReviewOptions, prepare_review
 from bot.review.inputs import DEFAULT_TOPIC
 from bot.review.local import NothingToReview
@@ -136,9 +135,7 @@ class DeliberationJob:
             on_progress=lifecycle.on_progress,
         )
         DELIBERATION_SECONDS.labels(record.protocol).observe(time.monotonic() - started)
-        await publish(
-            ctx, lifecycle, admitted.pull, setup, advisory, review_task_type(prepared.signals)
-        )
+        await publish(ctx, lifecycle, admitted.pull, setup, advisory, prepared.task_type)
         return advisory.resolution.value
 
     async def _prepare(

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from bot.council.advisory import Advisory
-from bot.council.ledger import EventKind
 from bot.github.fetch import PullInfo
 from bot.github.publish import upsert_sticky_comment
 from bot.metrics import MODEL_COST, MODEL_TOKENS
@@ -12,8 +10,9 @@ from bot.queue.checkrun import CheckRunLifecycle, issues_note
 from bot.queue.jobcontext import JobContext
 from bot.queue.spend import today
 from bot.render import conclusion_for, render_check_run, render_comment
+from bot.review import Advisory
+from bot.review.run import record_published
 from bot.review.setup import RepoSetup
-from bot.store.ledger import SqlLedger
 from bot.store.records import (
     DeliberationStatus,
     add_cost,
@@ -45,11 +44,12 @@ async def publish(
         output = output.model_copy(update={"summary": note.strip() + "\n\n" + output.summary})
     conclusion = conclusion_for(advisory.resolution, gate)
     await lifecycle.complete(output, conclusion, details_url=comment.html_url)
-    await SqlLedger(deps.db).append(
+    await record_published(
+        deps.db,
         record.id,
-        EventKind.PUBLISHED,
-        {"comment_id": comment.id, "check_run_id": lifecycle.check_run_id, "task_type": task_type},
-        step="published",
+        comment_id=comment.id,
+        check_run_id=lifecycle.check_run_id,
+        task_type=task_type,
     )
     await record_publication(deps.db, record.id, comment_id=comment.id)
     await set_status(

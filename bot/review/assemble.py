@@ -15,7 +15,7 @@ from bot.council.board import BoardConfig
 from bot.council.engine import DeliberationRequest
 from bot.council.prompts import render_context
 from bot.council.protocols import protocol as protocol_spec
-from bot.council.scoring import ReviewSignals
+from bot.council.scoring import ReviewSignals, review_task_type
 from bot.review.inputs import DEFAULT_TOPIC, context_budget, council_inputs
 from bot.review.setup import RepoSetup
 from bot.review.sources import Source
@@ -58,6 +58,11 @@ class PreparedReview:
     compared: str
     head_sha: str | None
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def task_type(self) -> str:
+        """The change's task type, by which personas' track records are kept."""
+        return review_task_type(self.signals)
 
     @property
     def included(self) -> list[str]:

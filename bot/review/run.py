@@ -71,11 +71,12 @@ async def review_and_record(
     prepared: PreparedReview,
     *,
     deliberation_id: str,
+    conclude: Callable[[Advisory], str],
     on_progress: Progress | None = None,
 ) -> Advisory:
     """The command line's review: a deliberation record in the local store, the engine
-    run, and the advisory stored with its conclusion."""
-    from bot.render import conclusion_for
+    run, and the advisory stored with its conclusion (`conclude`: the check-run conclusion
+    it would have, which rendering decides)."""
     from bot.store.db import Database
     from bot.store.records import DeliberationStatus, create_deliberation, set_status
 
@@ -107,7 +108,7 @@ async def review_and_record(
             record.id,
             DeliberationStatus.COMPLETED,
             resolution=advisory.resolution.value,
-            conclusion=conclusion_for(advisory.resolution, prepared.setup.config.gate),
+            conclusion=conclude(advisory),
             advisory_json=advisory.model_dump_json(),
             cost_usd=advisory.usage.cost_usd,
         )
@@ -115,3 +116,18 @@ async def review_and_record(
     finally:
         await registry.aclose()
         await db.dispose()
+
+
+async def record_published(
+    db: Database, deliberation_id: str, *, comment_id: int, check_run_id: int | None, task_type: str
+) -> None:
+    """The ledger's last step: where the advisory was published (a re-run skips it)."""
+    from bot.council.ledger import EventKind
+    from bot.store.ledger import SqlLedger
+
+    await SqlLedger(db).append(
+        deliberation_id,
+        EventKind.PUBLISHED,
+        {"comment_id": comment_id, "check_run_id": check_run_id, "task_type": task_type},
+        step="published",
+    )

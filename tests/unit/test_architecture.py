@@ -79,42 +79,10 @@ PURE = frozenset({"context", "council", "render"})
 CLI_APP_ONLY = frozenset({"web", "queue"})
 CLI_APP_MODULE = "bot.cli.app_commands"
 
-# Removed by the bot/review pipeline change: the worker and `council review` assemble a
-# review in bot/review and only call it. These are in the modules that change is writing
-# (including those split from bot/queue/deliberate.py and bot/cli/runner.py).
-PIPELINE_CHANGE = {
-    ("bot.cli.report", "bot.council.advisory"),
-    ("bot.cli.review", "bot.council.advisory"),
-    ("bot.cli.review", "bot.council.convene"),
-    ("bot.cli.review", "bot.council.personas"),
-    ("bot.cli.review", "bot.providers"),
-    ("bot.queue.admission", "bot.config"),
-    ("bot.queue.checkrun", "bot.config"),
-    ("bot.queue.checkrun", "bot.council.advisory"),
-    ("bot.queue.checkrun", "bot.council.engine"),
-    ("bot.queue.deliberate", "bot.council.advisory"),
-    ("bot.queue.deliberate", "bot.council.scoring"),
-    ("bot.queue.publishing", "bot.council.advisory"),
-    ("bot.queue.publishing", "bot.council.ledger"),
-    ("bot.review.run", "bot.render"),
-}
-# Older than that change and not part of it: commands and worker code that reach past
-# bot/review for what they show or hold (the catalog, the context, the model list, the repo
-# config, the providers). Each needs bot/review to offer it, or the table's row to allow it.
-BEYOND_REVIEW = {
-    ("bot.cli.agents", "bot.context"),
-    ("bot.cli.agents", "bot.council.personas"),
-    ("bot.cli.agents", "bot.council.scoring"),
-    ("bot.cli.config", "bot.config"),
-    ("bot.cli.config", "bot.council.personas"),
-    ("bot.cli.context", "bot.context"),
-    ("bot.cli.modelcheck", "bot.providers"),
-    ("bot.cli.progress", "bot.council.engine"),
-    ("bot.queue.control", "bot.config"),
-    ("bot.queue.deps", "bot.council.personas"),
-    ("bot.queue.deps", "bot.providers"),
-}
-KNOWN = PIPELINE_CHANGE | BEYOND_REVIEW
+# Violations still there, each a (module, imported module) pair; none today. A new one
+# added here must say why and be removed by the change that follows it.
+KNOWN: set[tuple[str, str]] = set()
+
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
-"""What `council models check` does: one tiny structured call per model, and the table of
-what worked. Kept out of bot/cli/models.py, which registers the command and so is imported
-by every command: the providers and the check's schemas load with the check alone."""
+"""`council models check`: one tiny structured call per model, and what worked (the
+command line prints the table). It lives with the review because it talks to providers,
+which the command line reaches only through `bot.review`."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import asyncio
 import time
 
 from pydantic import BaseModel, ConfigDict, Field
-from rich.console import Console
-from rich.table import Table
 
 from bot.providers import (
     Message,
@@ -92,21 +90,3 @@ async def check_models(settings: Settings, models: list[str]) -> list[CheckResul
         return list(await asyncio.gather(*(check_model(registry, ref) for ref in refs)))
     finally:
         await registry.aclose()
-
-
-def print_table(results: list[CheckResult], console: Console) -> None:
-    table = Table(title="Model check")
-    for column in ("provider", "model", "ok", "structured", "latency", "in", "out", "error"):
-        table.add_column(column)
-    for r in results:
-        table.add_row(
-            r.provider,
-            r.model,
-            "yes" if r.ok else "NO",
-            "native" if r.structured else "-",
-            f"{r.latency_ms} ms" if r.latency_ms is not None else "-",
-            str(r.input_tokens),
-            str(r.output_tokens),
-            r.error or "",
-        )
-    console.print(table)
