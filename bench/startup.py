@@ -31,22 +31,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script: the shared test diff lives in tests/support
+
+from tests.support.diffs import AUTH_DIFF  # noqa: E402
+
 PYTHON = Path(sys.executable)
 COUNCIL = PYTHON.with_name("council")
 SONNET = "anthropic:claude-sonnet-5-5"
 GOALS_S = {"council --help": 0.5, "council review --dry-run --diff": 1.5}
 
-DIFF = """diff --git a/app/auth.py b/app/auth.py
-index 1111111..2222222 100644
---- a/app/auth.py
-+++ b/app/auth.py
-@@ -1,2 +1,4 @@
- def login(user, password):
--    return check(user, password)
-+    if password == "admin":
-+        return True
-+    return check(user, password)
-"""
+DIFF = AUTH_DIFF
 
 
 @dataclass

@@ -88,22 +88,23 @@ _ITEM = 1_000
 _FINDINGS_SHOWN = 30
 
 
-def _clip(text: str, limit: int) -> str:
+def clip(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters, cut with an ellipsis."""
     text = text.strip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def cell(text: str | None, limit: int = _CELL) -> str:
     """Model text as one table cell: sanitized, one line, `|` escaped."""
-    return sanitize_inline(_clip(text or "", limit)).replace("|", "\\|") or " "
+    return sanitize_inline(clip(text or "", limit)).replace("|", "\\|") or " "
 
 
 def _inline(text: str, limit: int = _ITEM) -> str:
-    return sanitize_inline(_clip(text, limit))
+    return sanitize_inline(clip(text, limit))
 
 
 def _block(text: str, limit: int = _PROSE) -> str:
-    return sanitize_markdown(_clip(text, limit))
+    return sanitize_markdown(clip(text, limit))
 
 
 def _count(n: int, noun: str) -> str:

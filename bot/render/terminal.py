@@ -38,6 +38,7 @@ from bot.render.markdown import (
     RESOLUTION_EMOJI,
     RESOLUTION_TITLE,
     SEVERITY_EMOJI,
+    clip,
     missing_perspectives,
     seats_phrase,
 )
@@ -71,18 +72,13 @@ _DETAIL = 160
 # --- untrusted text -------------------------------------------------------------------------
 
 
-def _clip(text: str, limit: int) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def _inline(text: str | None, limit: int = _ITEM) -> str:
     """Model text on one line: invisible and control characters gone, whitespace collapsed."""
-    return " ".join(_clip(strip_invisible(text or ""), limit).split())
+    return " ".join(clip(strip_invisible(text or ""), limit).split())
 
 
 def _prose(text: str, limit: int = _PROSE) -> str:
-    lines = (line.rstrip() for line in _clip(strip_invisible(text), limit).splitlines())
+    lines = (line.rstrip() for line in clip(strip_invisible(text), limit).splitlines())
     return "\n".join(lines).strip()
 
 

@@ -22,6 +22,7 @@ import yaml
 from bot.store.db import Database
 from bot.store.records import latest_for_pr
 from tests.support.council_answers import CouncilScript
+from tests.support.diffs import AUTH_DIFF
 from tests.support.github_server import FakeGitHub, app_keypair
 from tests.support.model_server import FakeModelServer
 from tests.support.service import (
@@ -74,23 +75,16 @@ You know this repository's login flow and guard it.
 """
 # Read from the PR head, this config would make it a quick review: it must never be used.
 HEAD_CONFIG = {"protocol": "quick", "models": ["openai:gpt-5.4"]}
-DIFF = """diff --git a/app/auth.py b/app/auth.py
-index 1111111..2222222 100644
---- a/app/auth.py
-+++ b/app/auth.py
-@@ -1,2 +1,4 @@
- def login(user, password):
--    return check(user, password)
-+    if password == "admin":
-+        return True
-+    return check(user, password)
-diff --git a/docs/login.md b/docs/login.md
+DIFF = (
+    AUTH_DIFF
+    + """diff --git a/docs/login.md b/docs/login.md
 new file mode 100644
 --- /dev/null
 +++ b/docs/login.md
 @@ -0,0 +1 @@
 +The admin password always works.
 """
+)
 # The assessment's output tool per planned phase (the discussion and vote tools likewise).
 TOOL_OF_PHASE = {
     "assess": "submit_assessment",

@@ -23,6 +23,7 @@ from arq.connections import ArqRedis, RedisSettings, create_pool
 from bot.queue.worker import build_worker
 from bot.settings import Settings
 from bot.web.app import create_app
+from tests.support.diffs import AUTH_DIFF
 from tests.support.github_server import FakeGitHub
 from tests.support.model_server import FakeModelServer
 from tests.support.webhooks import FIXTURES
@@ -34,17 +35,7 @@ INSTALLATION = 1
 PR = 2
 HEAD = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
 AUTHOR = "Codertocat"
-DIFF = """diff --git a/app/auth.py b/app/auth.py
-index 1111111..2222222 100644
---- a/app/auth.py
-+++ b/app/auth.py
-@@ -1,2 +1,4 @@
- def login(user, password):
--    return check(user, password)
-+    if password == "admin":
-+        return True
-+    return check(user, password)
-"""
+DIFF = AUTH_DIFF
 FILES = {
     "app/auth.py": 'def login(user, password):\n    if password == "admin":\n        return True\n'
     "    return check(user, password)\n",

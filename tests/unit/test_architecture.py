@@ -84,7 +84,6 @@ CLI_APP_MODULE = "bot.cli.app_commands"
 KNOWN: set[tuple[str, str]] = set()
 
 
-
 @dataclass(frozen=True)
 class Import:
     module: str  # the importing module, "bot.cli.review"

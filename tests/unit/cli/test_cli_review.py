@@ -11,20 +11,11 @@ from pathlib import Path
 import pytest
 
 from tests.support.council_answers import CouncilScript
+from tests.support.diffs import AUTH_DIFF
 from tests.support.model_server import FakeModelServer, Fault
 
 COUNCIL = str(Path(sys.executable).with_name("council"))
-DIFF = """diff --git a/app/auth.py b/app/auth.py
-index 1111111..2222222 100644
---- a/app/auth.py
-+++ b/app/auth.py
-@@ -1,2 +1,4 @@
- def login(user, password):
--    return check(user, password)
-+    if password == "admin":
-+        return True
-+    return check(user, password)
-"""
+DIFF = AUTH_DIFF
 
 
 def run_review(

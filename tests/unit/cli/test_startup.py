@@ -16,22 +16,13 @@ import pytest
 from typer.testing import CliRunner
 
 from bot.cli import app
+from tests.support.diffs import AUTH_DIFF
 
 COUNCIL = str(Path(sys.executable).with_name("council"))
 # The model SDKs, the GitHub client, the database: each costs a noticeable part of a second.
 HEAVY = frozenset({"anthropic", "openai", "githubkit", "sqlalchemy", "alembic"})
 SONNET = "anthropic:claude-sonnet-5-5"
-DIFF = """diff --git a/app/auth.py b/app/auth.py
-index 1111111..2222222 100644
---- a/app/auth.py
-+++ b/app/auth.py
-@@ -1,2 +1,4 @@
- def login(user, password):
--    return check(user, password)
-+    if password == "admin":
-+        return True
-+    return check(user, password)
-"""
+DIFF = AUTH_DIFF
 
 # Runs the console script's entry point with the given argv, then writes sorted(sys.modules)
 # to the file named first, whatever the command's exit.
