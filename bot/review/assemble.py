@@ -14,6 +14,7 @@ from bot.context import BuiltContext
 from bot.council.board import BoardConfig
 from bot.council.engine import DeliberationRequest
 from bot.council.prompts import render_context
+from bot.council.protocols import BOARD_SIZE
 from bot.council.protocols import protocol as protocol_spec
 from bot.council.scoring import ReviewSignals, review_task_type
 from bot.review.inputs import DEFAULT_TOPIC, context_budget, council_inputs
@@ -142,7 +143,8 @@ def _board(board: BoardConfig, options: ReviewOptions) -> BoardConfig:
     changes: dict[str, int] = {}
     if options.size is not None:
         changes["default_size"] = options.size
-        changes["min_size"] = min(board.min_size, options.size)
+        if options.size >= BOARD_SIZE[0]:  # a smaller one is reported as --size's error
+            changes["min_size"] = min(board.min_size, options.size)
     if options.rounds is not None:
         changes["discussion_rounds"] = options.rounds
     if not changes:

@@ -129,7 +129,16 @@ def default_base(cwd: Path | None = None) -> str:
 
 
 def _require_repository(cwd: Path | None) -> None:
-    _git("rev-parse", "--git-dir", cwd=cwd)  # "not a git repository" in git's words
+    try:
+        _git("rev-parse", "--git-dir", cwd=cwd)
+    except DiffError as error:
+        if "not a git repository" not in str(error):
+            raise
+        where = cwd or Path.cwd()
+        raise DiffError(
+            f"{where} is not a git repository (nor inside one): run council review in one, "
+            "or review a diff with --diff FILE (- for stdin)"
+        ) from None
 
 
 def _label(ref: str, sha: str, merge_base: str) -> str:

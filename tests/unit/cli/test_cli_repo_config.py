@@ -174,3 +174,16 @@ def test_nothing_to_review_exits_2_and_says_what_was_compared(
         done = run_council(models, repo, "review", "--diff", str(path))
         assert done.returncode == 2 and reason in " ".join(done.stderr.split()), done.stderr
     assert models.calls == []  # no model was asked about nothing
+
+
+def test_outside_a_repository_it_says_how_to_review_a_diff(tmp_path: Path) -> None:
+    nowhere = tmp_path / "not-a-repo"
+    nowhere.mkdir()
+    done = run_council(None, nowhere, "review", GIT_CEILING_DIRECTORIES=str(tmp_path))
+    said = " ".join(done.stderr.split())
+    assert done.returncode == 2 and "is not a git repository" in said and "--diff FILE" in said
+    diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n"
+    small = run_council(None, nowhere, "review", "--size", "1", "--diff", "-", stdin=diff)
+    assert small.returncode == 2
+    assert "--size: Input should be greater than or equal to 2" in " ".join(small.stderr.split())
+    assert "min_size" not in small.stderr
