@@ -6,6 +6,10 @@ does it all atomically, writing the job exactly as arq 0.28's `ArqRedis.enqueue_
 (the job bytes from `arq.jobs.serialize_job`, `PSETEX arq:job:<id>` with arq's expiry,
 `ZADD <queue> <enqueue ms> <id>`), so an unmodified arq worker runs it.
 
+A delivery is known by its `X-GitHub-Delivery` id and by the SHA-256 of its raw body, each
+kept for `delivery_ttl_s`: the signature covers the body only, so a signed body replayed
+under a new delivery id is the same delivery, and is refused in the same round trip.
+
 The job function receives one positional argument: the `JobRequest` as a JSON-mode dict
 (`request.model_dump(mode="json")`); the worker validates it back with
 `JobRequest.model_validate`. A plain dict, not a pickled model, so a job enqueued by one
@@ -31,30 +35,47 @@ from bot.settings import Settings
 class EnqueueOutcome(StrEnum):
     QUEUED = "queued"
     DUPLICATE_DELIVERY = "duplicate_delivery"  # this delivery id was seen before
+    DUPLICATE_BODY = "duplicate_body"  # a new delivery id, but this exact body was seen
     JOB_EXISTS = "job_exists"  # a new delivery, but arq still keeps this job or its result
 
 
-# KEYS: delivery key, arq job key, arq result key, queue zset.
+# KEYS: delivery key, body digest key, arq job key, arq result key, queue zset.
 # ARGV: delivery ttl ms, job id, job bytes, job expiry ms, queue score (enqueue time ms).
+# Both dedup keys are written whatever the outcome, so each is kept for the full ttl.
 _ENQUEUE_ONCE_LUA = """
-if not redis.call('SET', KEYS[1], ARGV[2], 'NX', 'PX', ARGV[1]) then
+local new_delivery = redis.call('SET', KEYS[1], ARGV[2], 'NX', 'PX', ARGV[1])
+local new_body = redis.call('SET', KEYS[2], ARGV[2], 'NX', 'PX', ARGV[1])
+if not new_delivery then
   return 0
 end
-if redis.call('EXISTS', KEYS[2], KEYS[3]) > 0 then
+if not new_body then
+  return 3
+end
+if redis.call('EXISTS', KEYS[3], KEYS[4]) > 0 then
   return 1
 end
-redis.call('PSETEX', KEYS[2], ARGV[4], ARGV[3])
-redis.call('ZADD', KEYS[4], ARGV[5], ARGV[2])
+redis.call('PSETEX', KEYS[3], ARGV[4], ARGV[3])
+redis.call('ZADD', KEYS[5], ARGV[5], ARGV[2])
 return 2
 """
 
 _ENQUEUE_ONCE_SHA = hashlib.sha1(_ENQUEUE_ONCE_LUA.encode()).hexdigest()
-_OUTCOMES = (EnqueueOutcome.DUPLICATE_DELIVERY, EnqueueOutcome.JOB_EXISTS, EnqueueOutcome.QUEUED)
+_OUTCOMES = (
+    EnqueueOutcome.DUPLICATE_DELIVERY,
+    EnqueueOutcome.JOB_EXISTS,
+    EnqueueOutcome.QUEUED,
+    EnqueueOutcome.DUPLICATE_BODY,
+)
 
 
 def delivery_key(settings: Settings, delivery_id: str) -> str:
     """Delivery ids live beside their queue, so each deployment (and test) has its own."""
     return f"{settings.queue_name}:delivery:{delivery_id}"
+
+
+def body_key(settings: Settings, body: bytes) -> str:
+    """The raw body's SHA-256, beside the delivery ids and kept as long."""
+    return f"{settings.queue_name}:body:{hashlib.sha256(body).hexdigest()}"
 
 
 async def _run_script(redis: ArqRedis, keys: list[str], args: list[str | int | bytes]) -> int:
@@ -87,15 +108,17 @@ def job_bytes(redis: ArqRedis, request: JobRequest, enqueue_time_ms: int) -> byt
 
 
 async def enqueue_once(
-    redis: ArqRedis, *, delivery_id: str, request: JobRequest, settings: Settings
+    redis: ArqRedis, *, delivery_id: str, body: bytes, request: JobRequest, settings: Settings
 ) -> EnqueueOutcome:
-    """Remember the delivery and enqueue its job, unless either was already there."""
+    """Remember the delivery (its id and its raw `body`) and enqueue its job, unless the
+    id, the body or the job was already there."""
     identifier = job_id(request)
     now_ms = timestamp_ms()
     result = await _run_script(
         redis,
         [
             delivery_key(settings, delivery_id),
+            body_key(settings, body),
             job_key_prefix + identifier,
             result_key_prefix + identifier,
             settings.queue_name,

@@ -30,6 +30,11 @@ KNOWN_EVENTS = frozenset(
     | {"ping", "check_suite", "push"}
 )
 _MAX_DELIVERY_ID = 128
+_REASONS = {
+    EnqueueOutcome.DUPLICATE_DELIVERY: "delivery seen",
+    EnqueueOutcome.DUPLICATE_BODY: "body seen",  # the same signed body, replayed
+    EnqueueOutcome.JOB_EXISTS: "job exists",
+}
 # GitHub caps payloads at 25 MB; anything longer is not GitHub, and is not read into memory.
 MAX_BODY_BYTES = 25 * 1024 * 1024
 
@@ -68,7 +73,7 @@ class WebhookReceiver:
                 "webhook ignored", delivery_id=delivery_id, gh_event=event, reason=routed.reason
             )
             return _answer(event, "ignored", 202, {"status": "ignored", "reason": routed.reason})
-        return await self._enqueue(event, delivery_id, routed)
+        return await self._enqueue(event, delivery_id, body, routed)
 
     def _signed(self, body: bytes, signature: str | None) -> bool:
         # githubkit's verify falls back to SHA-1 for other prefixes; only SHA-256 is accepted.
@@ -76,7 +81,9 @@ class WebhookReceiver:
             return False
         return verify(self._secret, body, signature)
 
-    async def _enqueue(self, event: str, delivery_id: str, request: JobRequest) -> Response:
+    async def _enqueue(
+        self, event: str, delivery_id: str, body: bytes, request: JobRequest
+    ) -> Response:
         identifier = job_id(request)
         context = {
             "delivery_id": delivery_id,
@@ -90,7 +97,11 @@ class WebhookReceiver:
             raise RuntimeError("the webhook receiver has no Redis pool (app not started)")
         try:
             outcome = await enqueue_once(
-                self.redis, delivery_id=delivery_id, request=request, settings=self.settings
+                self.redis,
+                delivery_id=delivery_id,
+                body=body,
+                request=request,
+                settings=self.settings,
             )
         except (RedisError, OSError) as error:
             # 503 so GitHub records a failed delivery that an operator can redeliver.
@@ -99,9 +110,8 @@ class WebhookReceiver:
         log.info("webhook " + outcome.value, **context)
         if outcome is EnqueueOutcome.QUEUED:
             return _answer(event, "queued", 202, {"status": "queued", "job_id": identifier})
-        reason = "delivery seen" if outcome is EnqueueOutcome.DUPLICATE_DELIVERY else "job exists"
-        body = {"status": "duplicate", "job_id": identifier, "reason": reason}
-        return _answer(event, "duplicate", 200, body)
+        answer = {"status": "duplicate", "job_id": identifier, "reason": _REASONS[outcome]}
+        return _answer(event, "duplicate", 200, answer)
 
 
 async def _read_body(request: Request) -> bytes | None:

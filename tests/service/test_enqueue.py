@@ -13,7 +13,7 @@ from arq.constants import job_key_prefix, result_key_prefix
 from arq.jobs import deserialize_job
 from arq.worker import Worker, func
 
-from bot.queue.enqueue import EnqueueOutcome, delivery_key, enqueue_once
+from bot.queue.enqueue import EnqueueOutcome, body_key, delivery_key, enqueue_once
 from bot.queue.jobs import JobFunction, JobRequest, function_for, job_id
 from bot.settings import Settings
 from tests.support.webhooks import cleanup, make_settings, open_redis, queued_jobs, unique_id
@@ -52,9 +52,16 @@ def command(comment_id: int | None = None, **changes: Any) -> JobRequest:
     return JobRequest(**(values | changes))
 
 
-async def enqueue(redis: ArqRedis, settings: Settings, request: JobRequest) -> EnqueueOutcome:
+async def enqueue(
+    redis: ArqRedis, settings: Settings, request: JobRequest, *, delivery_id: str | None = None
+) -> EnqueueOutcome:
+    """As the receiver does, with the request's JSON standing in for the webhook's body."""
     return await enqueue_once(
-        redis, delivery_id=request.delivery_id, request=request, settings=settings
+        redis,
+        delivery_id=delivery_id or request.delivery_id,
+        body=request.model_dump_json().encode(),
+        request=request,
+        settings=settings,
     )
 
 
@@ -161,6 +168,27 @@ async def test_a_delivery_and_its_redelivery_make_one_job(
 
     assert (first, again) == (EnqueueOutcome.QUEUED, EnqueueOutcome.DUPLICATE_DELIVERY)
     assert await queued_jobs(redis, settings) == {}
+
+
+async def test_a_body_replayed_under_a_new_delivery_id_is_a_duplicate_as_long_as_ids_are_kept(
+    redis: ArqRedis, settings: Settings
+) -> None:
+    request = command()
+
+    first = await enqueue(redis, settings, request)
+    replayed = await enqueue(redis, settings, request, delivery_id=str(uuid.uuid4()))
+
+    assert (first, replayed) == (EnqueueOutcome.QUEUED, EnqueueOutcome.DUPLICATE_BODY)
+    assert list(await queued_jobs(redis, settings)) == [job_id(request)]
+    body = request.model_dump_json().encode()
+    kept_ms = [
+        await redis.pttl(key)
+        for key in (delivery_key(settings, request.delivery_id), body_key(settings, body))
+    ]
+    assert all(
+        settings.delivery_ttl_s * 1000 - 5_000 < ms <= settings.delivery_ttl_s * 1000
+        for ms in kept_ms
+    )
 
 
 async def test_two_commands_on_two_comments_make_two_jobs(

@@ -450,6 +450,28 @@ async def test_a_redelivery_is_a_duplicate_and_a_second_comment_is_a_second_job(
     )
 
 
+async def test_a_signed_body_replayed_under_a_new_delivery_id_makes_no_second_job(
+    receiver: Receiver,
+) -> None:
+    body = json.dumps(pr_comment("/council")).encode()
+    other = json.dumps(pr_comment("/council")).encode()
+
+    first = await receiver.post("issue_comment", body, str(uuid.uuid4()))
+    replayed = await receiver.post("issue_comment", body, str(uuid.uuid4()))
+    second = await receiver.post("issue_comment", other, str(uuid.uuid4()))
+
+    assert first.json()["status"] == second.json()["status"] == "queued"
+    assert replayed.status_code == 200
+    assert replayed.json() == {
+        "status": "duplicate",
+        "job_id": first.json()["job_id"],
+        "reason": "body seen",
+    }
+    assert sorted(await receiver.jobs()) == sorted(
+        [first.json()["job_id"], second.json()["job_id"]]
+    )
+
+
 async def test_health_readiness_and_metrics(receiver: Receiver) -> None:
     before = await _delivery_counts(receiver.client)
     payload = pr_comment("/council")
