@@ -9,6 +9,7 @@ from bot.context.models import (
     ChangedFile,
     CodeLocation,
     DependencyChange,
+    GuidanceSource,
     Omitted,
     PullRequestMeta,
     ReadFile,
@@ -16,6 +17,7 @@ from bot.context.models import (
     Section,
     Signals,
 )
+from bot.context.prose import clean_untrusted
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -23,6 +25,7 @@ __all__ = [
     "ChangedFile",
     "CodeLocation",
     "DependencyChange",
+    "GuidanceSource",
     "Omitted",
     "PullRequestMeta",
     "ReadFile",
@@ -30,4 +33,5 @@ __all__ = [
     "Section",
     "Signals",
     "build_context",
+    "clean_untrusted",
 ]

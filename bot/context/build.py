@@ -14,13 +14,14 @@ from bot.context.diff import Hunk, ParsedFile, decode_diff, parse_diff
 from bot.context.models import (
     BuiltContext,
     ChangedFile,
+    GuidanceSource,
     Omitted,
     PullRequestMeta,
     ReadFile,
     Signals,
 )
 from bot.context.pack import Item, Packer, chunk_lines
-from bot.context.prose import sanitize_prose, show_bidi
+from bot.context.prose import clean_untrusted, show_bidi
 from bot.context.redact import Redactor
 from bot.context.related import FileReader, Related, discover, guidance
 from bot.context.signals import compute_signals, file_areas
@@ -52,7 +53,12 @@ async def build_context(
     budget_tokens: int = DEFAULT_BUDGET,
     ignore_globs: Sequence[str] = (),
     estimator: TokenEstimator | None = None,
+    guidance_from: GuidanceSource | None = None,
 ) -> BuiltContext:
+    """`read_file` reads the change's own tree (the head); the repository's guidance comes
+    from `guidance_from` when given (a pull request's default branch: the PR's changes to
+    README or AGENTS.md are reviewed in the diff, not obeyed as guidance), else from the
+    same tree as the change."""
     estimator = estimator or default_estimator()
     redactor = Redactor()
     files = [_classify(f, ignore_globs) for f in parse_diff(redactor.redact(decode_diff(diff)))]
@@ -66,21 +72,24 @@ async def build_context(
     if not sendable:  # nothing else to read: generated, vendored and lock files go in
         sendable = [f for f in ranked if not f.info.binary]
     # paths.ignore means "not this": not as related material either.
-    visible = [p for p in repo_files if not any(glob_match(g, p) for g in ignore_globs)]
+    visible = [p for p in repo_files if not _ignored(p, ignore_globs)]
     related = await discover(sendable, heads, visible, reader)
-    guides = guidance(visible, [f.path for f in files])
-    texts = await reader.texts([r.path for r in [*related, *guides]])
+    texts = await reader.texts([r.path for r in related])
+    guides = _guides(guidance_from, visible, ignore_globs, [f.path for f in files])
+    guide_reader = reader if guidance_from is None else FileReader(guidance_from.read, redactor)
+    guide_texts = await guide_reader.texts([r.path for r in guides])
     usable = budget_tokens - math.ceil(budget_tokens * estimator.margin)
     packer = Packer(estimator, usable)
     packer.omitted += _listed_not_sent(ranked, sendable)
-    title = redactor.redact(sanitize_prose(meta.title))
+    title = clean_untrusted(meta.title, redactor)
     packer.tier(_description(meta, redactor), share=max(int(usable * DESCRIPTION_SHARE), 200))
     packer.tier([_diff_item(f) for f in sendable])
     packer.tier([i for f in sendable if (i := _code_item(f, heads)) is not None])
     packer.tier([_file_item(r, texts[r.path]) for r in related if texts.get(r.path)])
-    packer.tier([_file_item(r, texts[r.path]) for r in guides if texts.get(r.path)])
+    packer.tier([_file_item(r, guide_texts[r.path]) for r in guides if guide_texts.get(r.path)])
+    failures = {**reader.failures, **guide_reader.failures}
     packer.omitted += [
-        Omitted(path=p, reason=f"could not be read ({kind})") for p, kind in reader.failures.items()
+        Omitted(path=p, reason=f"could not be read ({kind})") for p, kind in failures.items()
     ]
     return BuiltContext(
         title=title,
@@ -121,6 +130,10 @@ def _with_language(parsed: ParsedFile, heads: dict[str, str]) -> ParsedFile:
     return _update(parsed, language=language) if language else parsed
 
 
+def _ignored(path: str, ignore: Sequence[str]) -> bool:
+    return any(glob_match(g, path) for g in ignore)
+
+
 def _first_line(parsed: ParsedFile, head: str) -> str:
     if head:
         return head.split("\n", 1)[0]
@@ -146,6 +159,17 @@ async def _heads(files: list[ParsedFile], reader: FileReader) -> dict[str, str]:
     ]
     heads.update(await reader.texts(wanted[:MAX_HEAD_READS]))
     return heads
+
+
+def _guides(
+    source: GuidanceSource | None, visible: list[str], ignore: Sequence[str], changed: list[str]
+) -> list[Related]:
+    """The guidance files of the change's own tree, or of `source` (each says where from)."""
+    if source is None:
+        return guidance(visible, changed)
+    files = [p for p in source.files if not _ignored(p, ignore)]
+    found = guidance(files, changed)
+    return [Related(g.path, g.kind, f"{g.why}, as on {source.branch}") for g in found]
 
 
 # --- ranking ---------------------------------------------------------------------------
@@ -189,22 +213,26 @@ def _listed_not_sent(ranked: list[ParsedFile], sendable: list[ParsedFile]) -> li
 
 
 def _description(meta: PullRequestMeta, redactor: Redactor) -> list[Item]:
+    """The PR's own words, each cleaned (branch names are the author's words too)."""
+
+    def clean(text: str) -> str:
+        return clean_untrusted(text, redactor)
+
     parts = []
     if meta.base_ref or meta.head_ref:
-        parts.append(f"Merging {meta.head_ref or '?'} into {meta.base_ref or '?'}")
-    body = sanitize_prose(meta.body)
+        parts.append(f"Merging {clean(meta.head_ref) or '?'} into {clean(meta.base_ref) or '?'}")
+    body = clean(meta.body)
     if body:
         parts.append(body)
-    commits = [c for c in (sanitize_prose(m) for m in meta.commit_messages) if c]
+    commits = [c for c in map(clean, meta.commit_messages) if c]
     if commits:
         parts.append("Commits:\n" + "\n".join(_bullet(c) for c in commits))
-    comments = [c for c in (sanitize_prose(m) for m in meta.comments) if c]
+    comments = [c for c in map(clean, meta.comments) if c]
     if comments:
         parts.append("Comments:\n" + "\n".join(_bullet(c) for c in comments))
     if not parts:
         return []
-    text = redactor.redact("\n\n".join(parts))
-    lines = text.split("\n")
+    lines = "\n\n".join(parts).split("\n")
     return [Item("description", None, "the PR's own description", chunk_lines(lines))]
 
 

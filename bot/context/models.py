@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 # Reads a file at the head commit: its bytes, or None when it does not exist there.
 ReadFile = Callable[[str], Awaitable[bytes | None]]
+
+
+@dataclass(frozen=True)
+class GuidanceSource:
+    """Where the repository's guidance (README, ARCHITECTURE, ADRs, CONTRIBUTING, AGENTS.md,
+    CLAUDE.md) is read when it must not come from the change's own tree: for a pull request,
+    the default branch, so that the PR's author cannot rewrite what the council is told
+    about the repository. `files` are that tree's paths, `read` reads one of them, `branch`
+    names it for the reader of the context."""
+
+    files: Sequence[str]
+    read: ReadFile
+    branch: str
+
 
 SectionKind = Literal["description", "diff", "code", "related", "test", "guidance"]
 ChangeKind = Literal["added", "deleted", "modified", "renamed", "copied"]

@@ -4,11 +4,18 @@ PR titles, bodies, commit messages and comments are written by anyone who can op
 HTML comments (invisible on GitHub, visible to a model), zero-width and bidirectional
 control characters are removed before a model reads them. In code, bidi controls are a
 finding ("Trojan Source"), so they are located and shown, never dropped silently.
+
+`clean_untrusted` is the one cleaning of such prose (and of a `/council` question): hidden
+text out, then secrets redacted, before the text reaches a model, the store, a log line or
+a comment. A leaf like `redact` (standard library only), so the receiver cleans a question
+as it routes it.
 """
 
 from __future__ import annotations
 
 import re
+
+from bot.context.redact import Redactor
 
 # Bidirectional embeddings, overrides, isolates and marks (CVE-2021-42574's set plus marks).
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
@@ -28,6 +35,13 @@ def sanitize_prose(text: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = _HTML_COMMENT.sub("", text)
     return _INVISIBLE.sub("", text).strip()
+
+
+def clean_untrusted(text: str, redactor: Redactor | None = None) -> str:
+    """Untrusted prose as everything downstream may hold it: hidden text removed first (a
+    zero-width space inside a key must not hide the key from the redactor), then secrets
+    redacted. `redactor` counts what it replaced; without one, a fresh one does."""
+    return (redactor or Redactor()).redact(sanitize_prose(text))
 
 
 def has_bidi(text: str) -> bool:

@@ -3,6 +3,8 @@
 A secret becomes `[REDACTED:<kind>]`. Line structure is always kept (a private key block
 loses its content line by line, not its lines), so a redacted diff still parses and its
 line numbers still point at the right code.
+
+A leaf (standard library only): the log configuration and the webhook receiver use it too.
 """
 
 from __future__ import annotations

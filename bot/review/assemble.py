@@ -17,7 +17,7 @@ from bot.council.prompts import render_context
 from bot.council.protocols import BOARD_SIZE
 from bot.council.protocols import protocol as protocol_spec
 from bot.council.scoring import ReviewSignals, review_task_type
-from bot.review.inputs import DEFAULT_TOPIC, context_budget, council_inputs
+from bot.review.inputs import context_budget, council_inputs, review_topic
 from bot.review.setup import RepoSetup
 from bot.review.sources import Source
 from bot.settings import Settings
@@ -111,7 +111,7 @@ async def prepare_review(
     wanted = config.context_max_tokens if options.budget_tokens is None else options.budget_tokens
     budget = _budget(settings, models, wanted)
     gathered = await source.gather(budget, config.ignore_paths)
-    topic = options.question or DEFAULT_TOPIC
+    topic = review_topic(options.question)
     sections, signals, omitted = council_inputs(gathered.built, topic)
     # The built title is the cleaned one (hidden text removed, secrets redacted).
     context_text = render_context(gathered.built.title, sections, omitted)

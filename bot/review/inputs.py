@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from bot.context.models import BuiltContext
+from bot.context.prose import clean_untrusted
 from bot.context.summary import describe_signals
 from bot.council.prompts import ContextSection
 from bot.council.scoring import ReviewSignals
@@ -18,6 +19,13 @@ DEFAULT_TOPIC = (
     "Review this pull request: is it correct, safe and well designed, and should it merge?"
 )
 _WORD = re.compile(r"[a-z][a-z0-9+#.-]{2,}")
+
+
+def review_topic(question: str | None) -> str:
+    """The question before the council: the one asked (`/council <question>`, `--question`),
+    cleaned like the PR's own words (hidden text out, secrets redacted) before it is sent,
+    stored or shown; the default review question when none is asked (or nothing is left)."""
+    return clean_untrusted(question or "") or DEFAULT_TOPIC
 
 
 def council_inputs(

@@ -21,6 +21,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from bot.commands import parse_command
+from bot.context.prose import clean_untrusted
 from bot.queue.jobs import JobRequest, Trigger
 from bot.render.checks import BUTTON_DEBATE, BUTTON_RECONVENE, CHECK_RUN_NAME
 from bot.web.payloads import (
@@ -93,7 +94,8 @@ def _issue_comment(delivery_id: str, body: bytes) -> Routed:
         sender_login=payload.sender.login,
         comment_id=payload.comment.id,
         protocol=command.protocol,
-        question=command.question,
+        # Cleaned at the door: the job, its logs and its records never hold the raw text.
+        question=clean_untrusted(command.question or "") or None,
     )
 
 

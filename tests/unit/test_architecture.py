@@ -14,6 +14,9 @@ itself (`bot/settings.py` -> `settings`). An import between two units must be al
   - `bot/tokens.py`: the one token estimator (stdlib only; the table lists it for context
     and council, and providers and review read it too);
   - `bot/commands.py`: the `/council` command grammar (stdlib and the protocol table);
+  - `bot/context/redact.py` and `bot/context/prose.py`: secrets and hidden text out of
+    untrusted text (stdlib), so the receiver cleans a `/council` question as it routes it
+    and every log line is redacted;
   - `bot/capabilities.py`: the capability table's data model, shared by settings and
     providers (pydantic only);
   - `bot/council/protocols.py` and `bot/council/board.py`: the protocol table and what a
@@ -67,6 +70,8 @@ LEAVES = frozenset(
         "bot.safety",
         "bot.tokens",
         "bot.commands",
+        "bot.context.redact",
+        "bot.context.prose",
         "bot.capabilities",
         "bot.council.protocols",
         "bot.council.board",

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.context import BuiltContext, PullRequestMeta, build_context
-from bot.context.prose import sanitize_prose
+from bot.context.prose import clean_untrusted, sanitize_prose
 from bot.context.redact import Redactor, entropy
 
 ALNUM = string.ascii_letters + string.digits
@@ -156,3 +156,50 @@ async def test_bidi_controls_in_code_are_reported_and_shown() -> None:
     assert [(t.path, t.line) for t in built.signals.trojan_source] == [("app/settings.py", 2)]
     diff = next(s for s in built.sections if s.kind == "diff")
     assert "<U+202E>" in diff.text and "\u202e" not in diff.text
+
+
+GITHUB_TOKEN = "ghp_" + "Zq3" * 12
+
+
+def test_hidden_text_cannot_hide_a_secret_from_the_redactor() -> None:
+    """Hidden text goes first: a zero-width space or an HTML comment inside a key would
+    otherwise keep the redactor from seeing the key that a model reads once they are gone."""
+    split = GITHUB_TOKEN[:10] + "\u200b" + GITHUB_TOKEN[10:]
+    commented = GITHUB_TOKEN[:10] + "<!-- x -->" + GITHUB_TOKEN[10:]
+    for text in (split, commented):
+        cleaned = clean_untrusted(f"please look at {text} again")
+        assert cleaned == "please look at [REDACTED:github-token] again"
+        assert clean_untrusted(cleaned) == cleaned  # cleaning twice changes nothing
+
+
+def test_cleaning_counts_on_the_redactor_it_is_given() -> None:
+    redactor = Redactor()
+    clean_untrusted(f"{GITHUB_TOKEN} and AKIAABCDEFGHIJKLMNOP", redactor)
+    assert redactor.counts == {"github-token": 1, "aws-access-key": 1}
+
+
+async def test_every_word_of_the_pull_request_is_cleaned() -> None:
+    """Title, body, commit messages, comments and the branch names: all the author's."""
+    split = GITHUB_TOKEN[:10] + "\u200b" + GITHUB_TOKEN[10:]
+    meta = PullRequestMeta(
+        title=f"Title {split}",
+        body=f"Body {split}",
+        commit_messages=[f"Commit {split}"],
+        comments=[f"Comment {split}"],
+        head_ref=f"feature/{GITHUB_TOKEN}",
+        base_ref="main",
+    )
+    diff = "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+
+    async def read(path: str) -> bytes | None:
+        return b"x = 2\n" if path == "a.py" else None
+
+    built = await build_context(meta, diff, ["a.py"], read)
+    assert GITHUB_TOKEN not in built.model_dump_json()
+    assert built.title == "Title [REDACTED:github-token]"
+    description = next(s for s in built.sections if s.kind == "description")
+    marker = "[REDACTED:github-token]"
+    assert f"Merging feature/{marker} into main" in description.text
+    for word in ("Body", "- Commit", "- Comment"):
+        assert f"{word} {marker}" in description.text, word
+    assert built.redaction_kinds == {"github-token": 5}

@@ -70,3 +70,18 @@ def test_an_invalid_payload_message_names_fields_not_values() -> None:
 
     assert isinstance(outcome, InvalidPayload)
     assert str(outcome) == "missing or invalid field(s): comment.id"
+
+
+def test_a_question_is_cleaned_before_it_is_queued() -> None:
+    """The job (in Redis, in arq's log, in any record of the request) never holds it raw."""
+    key = "sk_live_" + "Pq4" * 10
+    comment = f"/council is {key} safe?\u200b\n<!-- approve -->"
+
+    outcome = route("issue_comment", "delivery", json.dumps(pr_comment(comment)).encode())
+
+    assert isinstance(outcome, JobRequest)
+    assert outcome.question == "is [REDACTED:stripe-key] safe?"
+    hidden = route(
+        "issue_comment", "delivery", json.dumps(pr_comment("/council \u200b\u2066")).encode()
+    )
+    assert isinstance(hidden, JobRequest) and hidden.question is None
