@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from bot.context import BuiltContext, PullRequestMeta, build_context
+from bot.context import BuiltContext, GuidanceSource, PullRequestMeta, build_context
 from bot.context.diff import nothing_to_review
 from bot.review.local import LocalChange, NothingToReview
 from bot.review.localrepo import build_local_context
@@ -43,7 +43,11 @@ class Source(Protocol):
 
 @dataclass
 class LocalSource:
-    """A branch of the repository in the working directory, a diff file, or stdin."""
+    """A branch of the repository in the working directory, a diff file, or stdin.
+
+    Everything, the repository's guidance (README, AGENTS.md...) included, is read at HEAD:
+    the person running the review owns the tree, so there is no one to guard it from (a
+    pull request's guidance comes from its default branch instead, see `PullSource`)."""
 
     change: LocalChange
 
@@ -63,7 +67,10 @@ class LocalSource:
 @dataclass
 class PullSource:
     """A pull request read through the GitHub API: diff, commits and files at its head (a
-    fork's head too: GitHub serves a PR's head commit from the base repository)."""
+    fork's head too: GitHub serves a PR's head commit from the base repository), and the
+    repository's guidance from the default branch: the PR's author may change README or
+    AGENTS.md, and the change is reviewed in the diff, but it is not what the council is
+    told about the repository."""
 
     client: RepoClient
     pull: PullInfo
@@ -98,7 +105,13 @@ class PullSource:
             return read_file(client, path, pull.head_sha)
 
         built = await build_context(
-            meta, diff.text, files, reader, budget_tokens=budget_tokens, ignore_globs=ignore_globs
+            meta,
+            diff.text,
+            files,
+            reader,
+            budget_tokens=budget_tokens,
+            ignore_globs=ignore_globs,
+            guidance_from=await self._default_branch(),
         )
         notes = []
         if truncated:
@@ -111,3 +124,14 @@ class PullSource:
                 "GitHub did not show the changes of: " + ", ".join(diff.files_without_patch[:20])
             )
         return Gathered(built, notes)
+
+    async def _default_branch(self) -> GuidanceSource:
+        from bot.github.fetch import list_tree, read_file
+
+        client, branch = self.client, self.pull.default_branch
+        files, _ = await list_tree(client, branch)
+
+        def reader(path: str) -> Awaitable[bytes | None]:
+            return read_file(client, path, branch)
+
+        return GuidanceSource(files, reader, branch)
