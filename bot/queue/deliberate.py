@@ -21,7 +21,7 @@ from bot.queue.publishing import publish
 from bot.queue.spend import DailyCapReached, cost_cap
 from bot.review import Advisory, Resolution
 from bot.review.assemble import PreparedReview, ReviewOptions, prepare_review
-from bot.review.inputs import DEFAULT_TOPIC
+from bot.review.inputs import review_topic
 from bot.review.local import NothingToReview
 from bot.review.pull import pull_setup
 from bot.review.run import deliberate
@@ -79,7 +79,7 @@ class DeliberationJob:
             head_sha=pull.head_sha,
             trigger=ctx.request.trigger,
             protocol=protocol,
-            topic=ctx.request.question or DEFAULT_TOPIC,
+            topic=review_topic(ctx.request.question),
             installation_id=ctx.request.installation_id,
         )
         if record.status != DeliberationStatus.RUNNING.value:
