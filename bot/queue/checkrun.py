@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 
 from bot.github.publish import CheckRunPublisher
+from bot.queue.failures import explain_failure
 from bot.queue.jobcontext import JobContext
 from bot.queue.jobs import job_timeout_s
 from bot.render import render_check_run
@@ -98,9 +99,13 @@ class CheckRunLifecycle:
             return
         await self.failed("The deliberation ran past the job timeout.")
 
-    async def failed(self, reason: str) -> None:
+    async def failed(self, reason: str | BaseException) -> None:
+        """`reason` is a sentence for people, or the exception that ended the job, which
+        `explain_failure` turns into one (its detail belongs in the log, not the check)."""
         if self.published:
             return
+        if isinstance(reason, BaseException):
+            reason = explain_failure(reason, delivery_id=self.ctx.request.delivery_id)
         advisory = self._without_verdict(Resolution.FAILED, reason)
         await self._conclude(advisory, "neutral", DeliberationStatus.FAILED)
 

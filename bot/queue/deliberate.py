@@ -95,7 +95,7 @@ class DeliberationJob:
             raise
         except Exception as error:  # the check run must never stay in_progress
             ctx.log.exception("deliberation_failed")
-            await lifecycle.failed(f"{type(error).__name__}: {error}")
+            await lifecycle.failed(error)
             return "failed"
 
     async def _review(

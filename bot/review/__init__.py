@@ -43,6 +43,8 @@ _EXPORTS: dict[str, str] = {
     # errors a caller reports as a usage error
     "ConveneError": "bot.council.convene",
     "ConfigurationError": "bot.providers",
+    # errors a job explains to the people reading its check run
+    "ProviderError": "bot.providers",
 }
 
 if TYPE_CHECKING:  # the same names, for type checkers (`X as X`: re-exported)
@@ -105,6 +107,9 @@ if TYPE_CHECKING:  # the same names, for type checkers (`X as X`: re-exported)
     )
     from bot.providers import (
         ConfigurationError as ConfigurationError,
+    )
+    from bot.providers import (
+        ProviderError as ProviderError,
     )
     from bot.providers import (
         ProviderRegistry as ProviderRegistry,

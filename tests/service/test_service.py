@@ -417,7 +417,12 @@ async def test_a_failed_job_still_completes_its_check_run(
         await app.deliver("issue_comment", comment_event("/council quick", comment_id=comment_id))
         await eventually(lambda: completed(gh), what="the check run")
     (run,) = gh.check_runs(REPO)
-    assert run.conclusion == "neutral" and "GitHubNotFound" in (run.summary or "")
+    summary = run.summary or ""
+    assert run.conclusion == "neutral"
+    # A sentence for people: what failed and what to do, not the exception and its path.
+    assert "could not read the repository's file tree from GitHub (not found" in summary
+    assert "comment `/council` on the pull request to try again" in summary
+    assert "GitHubNotFound" not in summary and "/repos/" not in summary
 
 
 async def test_an_expired_job_still_completes_its_check_run(
