@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.github.client import RepoClient
 from bot.github.errors import GitHubError
 from bot.github.fetch import PullInfo, fetch_pull
 from bot.github.permissions import can_trigger
 from bot.github.publish import react, reply
+from bot.queue.deps import WorkerDeps
 from bot.queue.jobcontext import JobContext
+from bot.queue.jobs import JobRequest
 from bot.render.checks import BUTTON_DEBATE
 from bot.review import ConfigResult, EffectiveConfig
 from bot.review.pull import read_repo_config
@@ -70,12 +73,19 @@ async def _target(ctx: JobContext) -> tuple[int, str | None]:
     return previous.pr_number, protocol
 
 
+async def refuse(deps: WorkerDeps, client: RepoClient, request: JobRequest, pr_number: int) -> None:
+    """The reply to a command from someone without write access: at most one per pull
+    request per `permission_reply_interval_s`, whatever the command, and it says why and
+    nothing else (no configuration, no models, no limits)."""
+    key = f"denied:{request.repo}:{pr_number}"
+    if await deps.state.first_in_window(key, deps.settings.permission_reply_interval_s):
+        await reply(client, pr_number, f"@{request.sender_login} {DENIED}")
+
+
 async def _admit_command(ctx: JobContext, pull: PullInfo) -> None:
     request = ctx.request
     if not await can_trigger(ctx.client, request.sender_login):
-        key = f"denied:{request.repo}:{pull.number}"
-        if await ctx.deps.state.first_in_window(key, ctx.settings.permission_reply_interval_s):
-            await reply(ctx.client, pull.number, f"@{request.sender_login} {DENIED}")
+        await refuse(ctx.deps, ctx.client, request, pull.number)
         raise Skip(f"{request.sender_login} may not convene the council")
     if request.comment_id is not None:
         await _acknowledge(ctx, request.comment_id)

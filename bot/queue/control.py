@@ -5,26 +5,41 @@ from __future__ import annotations
 import structlog
 
 from bot.commands import GRAMMAR_HELP
-from bot.github.fetch import fetch_pull, read_config
+from bot.github.fetch import fetch_pull
 from bot.github.permissions import can_trigger
 from bot.github.publish import react, reply
+from bot.queue.admission import refuse
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobs import JobRequest
-from bot.review import load_repo_config, render_effective
+from bot.queue.problems import persona_note
+from bot.review import render_effective
+from bot.review.pull import pull_setup, read_repo_config
+from bot.review.setup import RepoSetup
 from bot.store.records import running_for_pr
 
 log = structlog.get_logger(__name__)
 
 
 async def reply_help(deps: WorkerDeps, request: JobRequest) -> str:
+    """The grammar, the effective configuration and the repository's broken council files;
+    to someone who may not convene the council, only the refusal (the configuration names
+    the operator's models and limits)."""
     if request.installation_id is None or request.pr_number is None:
         return "ignored"
-    client = deps.github.for_installation(request.installation_id, request.repo)
-    pull = await fetch_pull(client, request.pr_number)
-    loaded = load_repo_config(await read_config(client, pull.default_branch), deps.settings)
-    body = f"{GRAMMAR_HELP}\n{render_effective(loaded.config, loaded.issues)}"
-    await reply(client, request.pr_number, body)
+    async with deps.github.for_installation(request.installation_id, request.repo) as client:
+        if not await can_trigger(client, request.sender_login):
+            await refuse(deps, client, request, request.pr_number)
+            return "denied"
+        pull = await fetch_pull(client, request.pr_number)
+        text, _ = await read_repo_config(client, pull, deps.settings)
+        setup = await pull_setup(client, pull, deps.settings, deps.catalog, text)
+        await reply(client, request.pr_number, help_text(setup))
     return "help posted"
+
+
+def help_text(setup: RepoSetup) -> str:
+    effective = render_effective(setup.config, setup.loaded.issues)
+    return f"{GRAMMAR_HELP}\n{effective}{persona_note(setup)}"
 
 
 async def cancel(deps: WorkerDeps, request: JobRequest) -> str:
@@ -33,6 +48,7 @@ async def cancel(deps: WorkerDeps, request: JobRequest) -> str:
         return "ignored"
     client = deps.github.for_installation(request.installation_id, request.repo)
     if not await can_trigger(client, request.sender_login):
+        await refuse(deps, client, request, request.pr_number)
         return "denied"
     if request.comment_id is not None:
         await react(client, request.comment_id, "eyes")

@@ -6,8 +6,9 @@ from __future__ import annotations
 from bot.github.fetch import PullInfo
 from bot.github.publish import upsert_sticky_comment
 from bot.metrics import MODEL_COST, MODEL_TOKENS
-from bot.queue.checkrun import CheckRunLifecycle, issues_note
+from bot.queue.checkrun import CheckRunLifecycle
 from bot.queue.jobcontext import JobContext
+from bot.queue.problems import setup_note
 from bot.queue.spend import today
 from bot.render import conclusion_for, render_check_run, render_comment
 from bot.review import Advisory
@@ -39,7 +40,7 @@ async def publish(
         )
     gate = setup.config.gate
     output = render_check_run(advisory, gate=gate, comment_url=comment.html_url)
-    note = issues_note(setup.loaded)
+    note = setup_note(setup)  # config problems and persona files that did not load
     if note:
         output = output.model_copy(update={"summary": note.strip() + "\n\n" + output.summary})
     conclusion = conclusion_for(advisory.resolution, gate)

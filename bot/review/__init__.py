@@ -27,6 +27,7 @@ _EXPORTS: dict[str, str] = {
     "score_catalog": "bot.council.scoring",
     "select_board": "bot.council.scoring",
     # the repository's configuration
+    "AGENTS_DIR": "bot.config",
     "CONFIG_PATH": "bot.config",
     "ConfigIssue": "bot.config",
     "ConfigResult": "bot.config",
@@ -48,6 +49,9 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:  # the same names, for type checkers (`X as X`: re-exported)
+    from bot.config import (
+        AGENTS_DIR as AGENTS_DIR,
+    )
     from bot.config import (
         CONFIG_PATH as CONFIG_PATH,
     )
