@@ -155,6 +155,21 @@ class Settings(BaseSettings):
     content_pacing_s: float = Field(
         default=1.0, ge=0, description="Least time between content-creating GitHub calls."
     )
+    github_retry_budget_s: float = Field(
+        default=180.0,
+        ge=0,
+        description="How long one GitHub call keeps trying through 5xx answers, lost "
+        "connections and rate limits (backoff with jitter) before it fails.",
+    )
+    github_retry_max_delay_s: float = Field(
+        default=30.0, gt=0, description="The longest wait between two tries of a GitHub call."
+    )
+    publish_retry_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="First wait before an advisory GitHub would not take is posted again "
+        "(doubling each time; a rate limit's retry-after when that is longer).",
+    )
     permission_reply_interval_s: int = Field(
         default=3600, ge=0, description="One 'not allowed' reply per PR per this many s."
     )

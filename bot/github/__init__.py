@@ -1,13 +1,15 @@
 """Everything that talks to GitHub, through githubkit (async).
 
-- `client`: the one client factory (`GitHubApp`, `RepoClient`), retries, pacing, metrics;
+- `client`: the one client factory (`GitHubApp`, `RepoClient`), token renewal, metrics;
+- `retry`: the one retry loop of every call (5xx, lost connections, rate limits, a 401);
+- `pacing`: content-creating calls spaced out per installation;
 - `fetch`: the pull request, its diff, files, commits, and repository contents;
 - `permissions`: who may convene the council;
 - `publish`: reactions, replies, the sticky comment and the check run;
 - `errors`: typed errors whose messages never carry a credential.
 """
 
-from bot.github.client import GitHubApp, RateLimitRetry, RepoClient, RepoRef
+from bot.github.client import GitHubApp, RepoClient, RepoRef, RetryPolicy
 from bot.github.errors import (
     GitHubAuthError,
     GitHubError,
@@ -34,6 +36,7 @@ from bot.github.permissions import can_trigger, permission
 from bot.github.publish import (
     CheckRunPublisher,
     PostedComment,
+    comment_too_long,
     find_sticky_comment,
     react,
     reply,
@@ -53,10 +56,11 @@ __all__ = [
     "PullDiff",
     "PullFile",
     "PullInfo",
-    "RateLimitRetry",
     "RepoClient",
     "RepoRef",
+    "RetryPolicy",
     "can_trigger",
+    "comment_too_long",
     "commit_messages",
     "compare_files",
     "fetch_diff",

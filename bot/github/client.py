@@ -4,13 +4,17 @@ Every client is a `githubkit.GitHub` built from the same parts:
 - `base_url` from `GITHUB_API_URL` (GitHub Enterprise Server: https://HOST/api/v3);
 - the `X-GitHub-Api-Version` header from `COUNCIL_GITHUB_API_VERSION` on every request,
   set by an httpx event hook (githubkit's generated methods send their schema's version);
-- githubkit's `auto_retry`, with a policy that honours `retry-after` on secondary rate
-  limits (and waits out a primary one if the reset is near), retries 5xx, and counts waits;
+- one retry loop around every request (`retry.py`, githubkit's own `auto_retry` off):
+  5xx and lost connections with backoff and jitter for a bounded time, rate limits per
+  `retry-after`, and a new installation token once after a 401;
 - a throttler that paces content-creating calls per installation (`pacing.py`);
 - `GITHUB_CALLS` counted by method and status for every response, token requests included.
 
 Installation tokens (and the App's JWT) live in githubkit's Redis cache strategy, so every
-worker on the same Redis shares one token per installation until it nears expiry.
+worker on the same Redis shares one token per installation until it nears expiry - or until
+GitHub answers 401 to it (revoked, or expired early): then the first worker to see that
+deletes it from Redis, the next request mints a new one, and every worker uses that. No
+copy is kept in memory (githubkit reads the cache on every request).
 
     app = GitHubApp(settings, redis)
     login = await app.app_login()                  # "my-app[bot]"
@@ -22,29 +26,34 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
 from functools import lru_cache
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, cast
 
 import httpx
 import structlog
-from githubkit import AppAuthStrategy, AppInstallationAuthStrategy, GitHub, TokenAuthStrategy
+from githubkit import (
+    AppAuthStrategy,
+    AppInstallationAuthStrategy,
+    GitHub,
+    Response,
+    TokenAuthStrategy,
+)
 from githubkit.auth.app import AppAuth
 from githubkit.cache import AsyncRedisCacheStrategy, BaseCacheStrategy, MemCacheStrategy
-from githubkit.exception import GitHubException, RateLimitExceeded
-from githubkit.retry import RetryServerError
-from githubkit.typing import RetryOption
+from githubkit.exception import GitHubException, RequestFailed
+from githubkit.utils import UNSET
 from githubkit.versions import RestVersionSwitcher
 from pydantic import BaseModel, ConfigDict
 from redis.asyncio import Redis
 
 from bot.github.errors import github_errors
 from bot.github.pacing import LocalPacer, Pacer, PacingThrottler, RedisPacer
-from bot.metrics import GITHUB_CALLS, GITHUB_RATE_LIMIT_WAIT_SECONDS, GITHUB_RATE_LIMIT_WAITS
+from bot.github.retry import RetryPolicy
+from bot.metrics import GITHUB_CALLS
 from bot.settings import MissingSettingError, Settings, private_key
 
-__all__ = ["GitHubApp", "RateLimitRetry", "RepoClient", "RepoRef"]
+__all__ = ["GitHubApp", "RepoClient", "RepoRef", "RetryPolicy"]
 
 log = structlog.get_logger(__name__)
 
@@ -74,39 +83,69 @@ class RepoRef(BaseModel):
 
 
 # --------------------------------------------------------------------------------------------
-# Retries, hooks, redaction
+# Retries, token renewal, hooks, redaction
 # --------------------------------------------------------------------------------------------
 
 
-class RateLimitRetry:
-    """githubkit's retry decision: rate limits per `retry-after`, then 5xx with backoff.
+class _RedisTokenCache(AsyncRedisCacheStrategy):
+    """githubkit's Redis cache, plus forgetting a credential GitHub no longer takes."""
 
-    A wait longer than `max_wait` (a primary limit resetting in an hour) is not slept
-    through inside a job: the call fails with `GitHubRateLimited` instead.
-    """
+    # Delete the key only if it still holds the credential that failed: another worker
+    # may have put a new one there already.
+    _FORGET = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
 
-    def __init__(self, *, max_retries: int = 2, max_wait: timedelta = timedelta(minutes=5)) -> None:
-        self.max_retries = max_retries
-        self.max_wait = max_wait
-        self._server_errors = RetryServerError()
+    async def forget(self, key: str, value: str) -> None:
+        name = f"{self.prefix}:{key}" if self.prefix else key
+        await cast(Any, self.client.eval(self._FORGET, 1, name, value))
 
-    def __call__(self, exc: GitHubException, retry_count: int) -> RetryOption:
-        if isinstance(exc, RateLimitExceeded):
-            wait = exc.retry_after
-            if retry_count >= self.max_retries or wait > self.max_wait:
-                return RetryOption(False)
-            GITHUB_RATE_LIMIT_WAITS.inc()
-            GITHUB_RATE_LIMIT_WAIT_SECONDS.inc(wait.total_seconds())
-            log.warning(
-                "github_rate_limited",
-                kind=type(exc).__name__,
-                method=exc.request.method,
-                path=exc.request.url.path,
-                wait_s=wait.total_seconds(),
-            )
-            # githubkit sleeps 60 s for a falsy timedelta; "retry-after: 0" means now.
-            return RetryOption(True, wait or timedelta(microseconds=1))
-        return self._server_errors(exc, retry_count)
+
+async def _renew_credentials(github: GitHub[Any], failed: GitHubException) -> bool:
+    """After a 401: forget the installation token (or the App's JWT) the request carried.
+    True when a new one can be had; a personal token cannot be renewed."""
+    flow = github.auth.get_auth_flow(github)
+    cache = github.config.cache_strategy
+    if not isinstance(flow, AppAuth) or not isinstance(cache, _RedisTokenCache):
+        return False
+    if not isinstance(failed, RequestFailed):
+        return False
+    scheme, _, used = failed.request.headers.get("authorization", "").partition(" ")
+    if not used:
+        return False
+    if scheme.lower() == "bearer":  # the JWT: the App's own routes, or minting a token
+        await cache.forget(flow._get_jwt_cache_key(), used)
+    elif flow.installation_id is not UNSET:
+        await cache.forget(flow._get_installation_cache_key(), used)
+    else:
+        return False
+    log.warning("github_credentials_rejected", scheme=scheme.lower(), path=failed.request.url.path)
+    return True
+
+
+class _RetryingGitHub(GitHub[Any]):
+    """githubkit's client with our retry loop around every request (REST, pagination and
+    GraphQL all come through `arequest`)."""
+
+    retry_policy: RetryPolicy = RetryPolicy()  # `_build` sets the settings' policy
+
+    async def arequest(
+        self, method: str, url: str | httpx.URL, **kwargs: Any
+    ) -> Response[Any]:
+        send = super().arequest
+
+        async def attempt() -> Response[Any]:
+            response: Response[Any] = await send(method, url, **kwargs)
+            return response
+
+        async def refresh(failed: GitHubException) -> bool:
+            return await _renew_credentials(self, failed)
+
+        path = httpx.URL(str(url)).path
+        return await self.retry_policy.call(attempt, method=method, path=path, refresh=refresh)
 
 
 def _api_version_hook(version: str) -> Callable[[httpx.Request], Awaitable[None]]:
@@ -170,9 +209,9 @@ def _build(
     cache: BaseCacheStrategy,
     pacer: Pacer,
     pace_key: str,
-    retry: RateLimitRetry,
+    retry: RetryPolicy,
 ) -> GitHub[Any]:
-    return GitHub(
+    github = _RetryingGitHub(
         auth,
         base_url=settings.github_api_url,
         user_agent=USER_AGENT,
@@ -182,12 +221,14 @@ def _build(
         # Conditional-request caching of API answers is not worth storing diffs in Redis.
         http_cache=False,
         throttler=PacingThrottler(pacer, pace_key, settings.content_pacing_s),
-        auto_retry=retry,
+        auto_retry=False,  # `_RetryingGitHub` retries, with a budget and a clock of its own
         async_event_hooks={
             "request": [_api_version_hook(settings.github_api_version)],
             "response": [_count_call],
         },
     )
+    github.retry_policy = retry
+    return github
 
 
 # --------------------------------------------------------------------------------------------
@@ -217,7 +258,7 @@ class RepoClient:
 
     @classmethod
     def from_token(
-        cls, token: str, repo: str, settings: Settings, *, retry: RateLimitRetry | None = None
+        cls, token: str, repo: str, settings: Settings, *, retry: RetryPolicy | None = None
     ) -> RepoClient:
         """A client on a personal or Actions token (`council review --pr`)."""
         github = _build(
@@ -226,7 +267,7 @@ class RepoClient:
             cache=MemCacheStrategy(),
             pacer=LocalPacer(),
             pace_key="token",
-            retry=retry or RateLimitRetry(),
+            retry=retry or RetryPolicy.from_settings(settings),
         )
         return cls(github, RepoRef.parse(repo))
 
@@ -275,16 +316,16 @@ class GitHubApp:
         redis: Redis,
         *,
         key_prefix: str = DEFAULT_KEY_PREFIX,
-        retry: RateLimitRetry | None = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
         if settings.github_app_id is None:
             raise MissingSettingError("missing required setting: GITHUB_APP_ID")
         self.settings = settings
         self.app_id = settings.github_app_id
         self._auth = _AppAuthStrategy(settings.github_app_id, private_key(settings))
-        self._cache = AsyncRedisCacheStrategy(redis, prefix=key_prefix)
+        self._cache = _RedisTokenCache(redis, prefix=key_prefix)
         self._pacer = RedisPacer(redis, key_prefix)
-        self._retry = retry or RateLimitRetry()
+        self._retry = retry or RetryPolicy.from_settings(settings)
         self._login: str | None = None
         self._installations: dict[str, int] = {}
         self._app_github: GitHub[Any] | None = None

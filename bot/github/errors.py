@@ -57,6 +57,8 @@ class GitHubError(RuntimeError):
         self.path = path
         # The `code` of each entry in GitHub's `errors` list (e.g. "too_large", "invalid").
         self.codes = codes
+        # What we were doing, in words ("create the check run"); set by `github_errors`.
+        self.action = ""
 
 
 class GitHubNotFound(GitHubError):
@@ -149,7 +151,10 @@ def _from_failed(exc: RequestFailed) -> GitHubError:
 
 
 def as_github_error(exc: GitHubException) -> GitHubError:
-    """Our error for githubkit's exception."""
+    """Our error for githubkit's exception (for a failed token request made inside a
+    call, which githubkit wraps in a bare `RequestError`, the token request's own)."""
+    if type(exc) is RequestError and isinstance(exc.exc, GitHubException):
+        return as_github_error(exc.exc)
     if isinstance(exc, RequestFailed):
         return _from_failed(exc)
     if isinstance(exc, RequestTimeout):
@@ -170,11 +175,15 @@ def github_errors(action: str) -> Iterator[None]:
     try:
         yield
     except GitHubException as exc:
-        raise as_github_error(exc) from exc
+        error = as_github_error(exc)
+        error.action = action
+        raise error from exc
     except pydantic.ValidationError as exc:
         # githubkit validates request bodies (and we parse answers) with pydantic; the
         # error names fields and limits, never credentials.
         fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()})
-        raise GitHubValidationError(
+        refused = GitHubValidationError(
             _clip(f"{action}: invalid data in {', '.join(fields) or 'the request'}")
-        ) from exc
+        )
+        refused.action = action
+        raise refused from exc

@@ -1,7 +1,8 @@
 """Writing to a pull request: reactions, replies, the sticky comment, the check run.
 
 Every call here creates content, so each goes through the installation's pacing (see
-`pacing.py`); none of them retries on its own beyond githubkit's rate-limit handling.
+`pacing.py`); none of them retries on its own: the client's one retry loop (`retry.py`)
+takes 5xx, lost connections, rate limits and a stale token for every call alike.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from githubkit_schemas.latest.models import (
 from pydantic import BaseModel, ConfigDict
 
 from bot.github.client import RepoClient
-from bot.github.errors import github_errors
+from bot.github.errors import GitHubError, GitHubValidationError, github_errors
 from bot.render.checks import (
     CHECK_RUN_ACTIONS,
     CHECK_RUN_NAME,
@@ -38,6 +39,7 @@ __all__ = [
     "CheckRunPublisher",
     "PostedComment",
     "ReactionContent",
+    "comment_too_long",
     "find_sticky_comment",
     "react",
     "reply",
@@ -76,6 +78,12 @@ async def reply(client: RepoClient, pr: int, body: str) -> PostedComment:
         )
         comment = response.parsed_data
     return PostedComment(id=comment.id, html_url=comment.html_url)
+
+
+def comment_too_long(error: GitHubError) -> bool:
+    """GitHub's 422 for a comment body over its limit ("Body is too long (maximum is 65536
+    characters)"): it counts differently from `len`, so a body we cut may still be refused."""
+    return isinstance(error, GitHubValidationError) and "too long" in error.reason.lower()
 
 
 async def find_sticky_comment(client: RepoClient, pr: int, app_login: str) -> PostedComment | None:
@@ -209,6 +217,13 @@ class CheckRunPublisher:
         await self._update(check_run_id, "update the check run", output=output)
         self._last_update[check_run_id] = self._clock()
         return True
+
+    async def note(self, check_run_id: int, title: str, summary: str) -> None:
+        """Say something on the run now (unthrottled), leaving it `in_progress`."""
+        self._titles[check_run_id] = title
+        output = {"title": _clip(title, 255), "summary": _clip(summary)}
+        await self._update(check_run_id, "update the check run", output=output)
+        self._last_update[check_run_id] = self._clock()
 
     async def complete(
         self,
