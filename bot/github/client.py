@@ -132,9 +132,7 @@ class _RetryingGitHub(GitHub[Any]):
 
     retry_policy: RetryPolicy = RetryPolicy()  # `_build` sets the settings' policy
 
-    async def arequest(
-        self, method: str, url: str | httpx.URL, **kwargs: Any
-    ) -> Response[Any]:
+    async def arequest(self, method: str, url: str | httpx.URL, **kwargs: Any) -> Response[Any]:
         send = super().arequest
 
         async def attempt() -> Response[Any]:

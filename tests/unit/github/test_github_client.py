@@ -19,14 +19,18 @@ from prometheus_client import REGISTRY
 from redis.asyncio import Redis
 
 from bot.github import (
+    CheckRunPublisher,
     GitHubApp,
     GitHubAuthError,
     GitHubRateLimited,
+    GitHubUnavailable,
     GitHubValidationError,
     RepoClient,
+    RetryPolicy,
     fetch_pull,
     reply,
 )
+from bot.github.retry import Backoff
 from bot.settings import MissingSettingError, Settings
 from tests.support.github_app import seed_simple
 from tests.support.github_server import (
@@ -171,6 +175,68 @@ async def test_a_server_error_is_retried(fake: FakeGitHub, redis: Redis, prefix:
     )
     assert (await fetch_pull(client, 1)).number == 1
     assert [c.status for c in fake.calls_to("GET", rf"/repos/{REPO}/pulls/1")] == [502, 200]
+
+
+def quick(budget_s: float = 5.0) -> RetryPolicy:
+    """The real loop and clock with short waits (the schedule itself: test_github_retry)."""
+    return RetryPolicy(Backoff(budget_s=budget_s, first_s=0.02, max_delay_s=0.1))
+
+
+async def test_a_5xx_storm_past_the_budget_is_a_typed_error(
+    fake: FakeGitHub, redis: Redis, prefix: str
+) -> None:
+    fake.server_error("POST", rf"/repos/{REPO}/check-runs", status=503, times=1000)
+    app = GitHubApp(settings_for(fake), redis, key_prefix=prefix, retry=quick(budget_s=0.5))
+    client = app.for_installation(INSTALLATION_ID, REPO)
+    started = time.monotonic()
+    with pytest.raises(GitHubUnavailable) as storm:
+        await CheckRunPublisher(client, update_interval_s=0).create(
+            HEAD, external_id="d-1", title="Council convening", summary="..."
+        )
+    assert time.monotonic() - started < 2.0
+    assert storm.value.status == 503 and storm.value.action == "create the check run"
+    assert len(fake.calls_to("POST", rf"/repos/{REPO}/check-runs")) > 3
+
+
+async def test_a_5xx_while_minting_the_token_is_retried_inside_the_call(
+    fake: FakeGitHub, redis: Redis, prefix: str
+) -> None:
+    fake.server_error("POST", TOKENS, status=502, times=2)
+    client = GitHubApp(
+        settings_for(fake), redis, key_prefix=prefix, retry=quick()
+    ).for_installation(INSTALLATION_ID, REPO)
+    assert (await fetch_pull(client, 1)).head_sha == HEAD
+    assert [c.status for c in fake.calls_to("POST", TOKENS)] == [502, 502, 201]
+
+
+async def test_a_revoked_token_is_replaced_once_for_every_worker(
+    fake: FakeGitHub, redis: Redis, prefix: str
+) -> None:
+    first = GitHubApp(settings_for(fake), redis, key_prefix=prefix)
+    second = GitHubApp(settings_for(fake), redis, key_prefix=prefix)  # another worker
+    await fetch_pull(first.for_installation(INSTALLATION_ID, REPO), 1)
+    fake.expire_tokens()  # revoked: GitHub answers 401 Bad credentials from now on
+    fake.calls.clear()
+    assert (await fetch_pull(first.for_installation(INSTALLATION_ID, REPO), 1)).head_sha == HEAD
+    assert [(c.method, c.status) for c in fake.calls] == [("GET", 401), ("POST", 201), ("GET", 200)]
+    # The new token is the shared one: the other worker uses it at once, no 401, no mint.
+    fake.calls.clear()
+    await fetch_pull(second.for_installation(INSTALLATION_ID, REPO), 1)
+    assert [(c.method, c.status) for c in fake.calls] == [("GET", 200)]
+
+
+async def test_a_second_401_is_an_error(fake: FakeGitHub, redis: Redis, prefix: str) -> None:
+    bad = {"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"}
+    fake.fail("GET", rf"/repos/{REPO}/pulls/1", status=401, body=bad, times=2)
+    client = GitHubApp(settings_for(fake), redis, key_prefix=prefix).for_installation(
+        INSTALLATION_ID, REPO
+    )
+    with pytest.raises(GitHubAuthError) as refused:
+        await fetch_pull(client, 1)
+    assert refused.value.status == 401 and "Bad credentials" in str(refused.value)
+    pulls = fake.calls_to("GET", rf"/repos/{REPO}/pulls/1")
+    assert [c.status for c in pulls] == [401, 401]
+    assert len(fake.calls_to("POST", TOKENS)) == 2  # the first token, then one new one
 
 
 async def test_an_over_long_comment_is_a_clear_typed_error(
