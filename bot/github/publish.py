@@ -7,6 +7,7 @@ takes 5xx, lost connections, rate limits and a stale token for every call alike.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -145,7 +146,11 @@ def _annotations(batch: Sequence[Annotation]) -> list[dict[str, Any]]:
 
 
 class CheckRunPublisher:
-    """The "Council" check run on a head SHA: create, find again, progress, complete."""
+    """The "Council" check run on a head SHA: create, find again, progress, complete.
+
+    Progress updates are expendable: one still on its way when the run is completed (a
+    PATCH retrying through a storm) is cancelled, or it could land after the verdict and
+    replace its title and summary."""
 
     def __init__(
         self,
@@ -161,6 +166,8 @@ class CheckRunPublisher:
         self._clock = clock
         self._last_update: dict[int, float] = {}
         self._titles: dict[int, str] = {}
+        self._in_flight: dict[int, set[asyncio.Task[Any]]] = {}
+        self._closed: set[int] = set()
 
     async def create(self, head_sha: str, *, external_id: str, title: str, summary: str) -> int:
         """A new run, `in_progress`; `external_id` finds it again after a crash."""
@@ -206,7 +213,9 @@ class CheckRunPublisher:
         """Show the phase; at most one update per `update_interval_s` (False: skipped)."""
         now = self._clock()
         last = self._last_update.get(check_run_id)
-        if last is not None and now - last < self.update_interval_s:
+        if check_run_id in self._closed or (
+            last is not None and now - last < self.update_interval_s
+        ):
             return False
         if title is not None:
             self._titles[check_run_id] = title
@@ -214,7 +223,14 @@ class CheckRunPublisher:
             "title": _clip(self._titles.get(check_run_id, "The council is deliberating"), 255),
             "summary": _clip(summary),
         }
-        await self._update(check_run_id, "update the check run", output=output)
+        task = asyncio.current_task()
+        flying = self._in_flight.setdefault(check_run_id, set())
+        if task is not None:
+            flying.add(task)
+        try:
+            await self._update(check_run_id, "update the check run", output=output)
+        finally:
+            flying.discard(task)
         self._last_update[check_run_id] = self._clock()
         return True
 
@@ -236,6 +252,7 @@ class CheckRunPublisher:
     ) -> None:
         """Complete the run. GitHub takes 50 annotations a request and appends each batch:
         all but the last go in updates first, so `completed` means everything is there."""
+        self._close(check_run_id)
         head = {"title": _clip(output.title, 255), "summary": output.summary}
         batches = annotation_batches(output.annotations) or [[]]
         for batch in batches[:-1]:
@@ -261,6 +278,7 @@ class CheckRunPublisher:
         await self._update(check_run_id, "complete the check run", **fields)
 
     async def cancel(self, check_run_id: int, reason: str) -> None:
+        self._close(check_run_id)
         await self._update(
             check_run_id,
             "cancel the check run",
@@ -269,6 +287,14 @@ class CheckRunPublisher:
             completed_at=_utcnow(),
             output={"title": "Cancelled", "summary": _clip(reason)},
         )
+
+    def _close(self, check_run_id: int) -> None:
+        """No progress update of this run may land from now on."""
+        self._closed.add(check_run_id)
+        current = asyncio.current_task()
+        for task in self._in_flight.pop(check_run_id, set()):
+            if task is not current:
+                task.cancel()
 
     async def _update(self, check_run_id: int, action: str, **fields: Any) -> None:
         c = self.client

@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from redis.asyncio import Redis
 
 from bot.github.client import GitHubApp
+from bot.github.retry import RetryPolicy
 from bot.settings import Settings
 from tests.support.github_server import (
     APP_ID,
@@ -35,7 +36,9 @@ def seed_simple(server: FakeGitHub, head: str) -> FakeGitHub:
 
 
 @asynccontextmanager
-async def github_app(fake: FakeGitHub) -> AsyncIterator[GitHubApp]:
+async def github_app(
+    fake: FakeGitHub, *, retry: RetryPolicy | None = None
+) -> AsyncIterator[GitHubApp]:
     redis = Redis.from_url("redis://127.0.0.1:6379/0")
     prefix = f"test:github:{uuid.uuid4().hex}"
     settings = Settings(
@@ -45,7 +48,7 @@ async def github_app(fake: FakeGitHub) -> AsyncIterator[GitHubApp]:
         content_pacing_s=0,
     )
     try:
-        yield GitHubApp(settings, redis, key_prefix=prefix)
+        yield GitHubApp(settings, redis, key_prefix=prefix, retry=retry)
     finally:
         keys = [k async for k in redis.scan_iter(match=f"{prefix}:*", count=10_000)]
         if keys:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -15,6 +16,7 @@ from bot.github import (
     reply,
     upsert_sticky_comment,
 )
+from bot.github.retry import Backoff, RetryPolicy
 from bot.render.checks import Annotation, CheckRunOutput
 from bot.render.markdown import COMMENT_MARKER
 from tests.support.github_app import github_app, seed_simple
@@ -191,3 +193,29 @@ async def test_cancel_and_complete_without_annotations(
     )
     assert runs[plain].conclusion == "success" and runs[plain].annotations == []
     assert len(fake.calls_to("PATCH", rf"/repos/{REPO}/check-runs/{plain}")) == 1
+
+
+async def test_a_progress_update_retrying_through_a_storm_never_lands_after_the_verdict(
+    fake: FakeGitHub,
+) -> None:
+    quick = RetryPolicy(Backoff(budget_s=30, first_s=0.05, max_delay_s=0.1))
+    async with (
+        github_app(fake, retry=quick) as app,
+        app.for_installation(INSTALLATION_ID, REPO) as client,
+    ):
+        publisher = CheckRunPublisher(client, update_interval_s=0)
+        run_id = await publisher.create(HEAD, external_id="d-9", title="t", summary="s")
+        run = rf"/repos/{REPO}/check-runs/{run_id}"
+        fake.fail("PATCH", run, status=502, times=None, when=lambda r: "Phases" in str(r.json))
+        flying = asyncio.create_task(publisher.progress(run_id, "Phases so far: assess"))
+        while not fake.calls_to("PATCH", run):
+            await asyncio.sleep(0.01)
+        await publisher.complete(run_id, CheckRunOutput(title="Approved", summary="ok"), "success")
+        await asyncio.gather(flying, return_exceptions=True)
+        assert flying.cancelled()
+        assert not await publisher.progress(run_id, "Phases so far: late")  # closed
+        await asyncio.sleep(0.3)  # a retry would have been due several times by now
+    (state,) = fake.check_runs(REPO)
+    assert (state.status, state.conclusion, state.title) == ("completed", "success", "Approved")
+    last = fake.calls_to("PATCH", run)[-1]
+    assert last.json["status"] == "completed"
