@@ -1,8 +1,9 @@
 """Ledger-backed model calls: a step whose answer is in the ledger is never paid for twice.
 
-Every seat call goes through `SeatCaller.call`: it replays a recorded step, or checks the
-cost cap, calls the provider, and records the validated answer (or the typed failure) with
-its tokens, cost and time.
+Every seat call goes through `SeatCaller.call`: it replays a recorded step, or reserves the
+call's worst-case cost with the deliberation's `Budget` (a call that would cross a cap does
+not start), calls the provider, settles the reservation at what the call cost, and records
+the validated answer (or the typed failure) with its tokens, cost and time.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, JsonValue
 
 from bot.council.advisory import UsageSummary
+from bot.council.budget import Budget, CapReached, InMemoryBudget, Reservation
 from bot.council.ledger import EventKind, Ledger
 from bot.council.seats import Seat
 from bot.providers import (
@@ -26,7 +28,21 @@ from bot.providers import (
     ProviderError,
     StartedCall,
     Usage,
+    worst_case_cost,
 )
+from bot.tokens import TokenEstimator, default_estimator
+
+__all__ = [
+    "Accounts",
+    "Budget",
+    "CapReached",
+    "CostLimitReached",
+    "InMemoryBudget",
+    "Outcome",
+    "ProviderSource",
+    "Reservation",
+    "SeatCaller",
+]
 
 
 class ProviderSource(Protocol):
@@ -36,7 +52,23 @@ class ProviderSource(Protocol):
 
 
 class CostLimitReached(Exception):
-    """The deliberation's cost cap was reached before a call could start."""
+    """A call's reservation would have crossed a cost cap, so the call did not start.
+
+    The phase that was running sets `where` (e.g. "after 3 of 5 assessments") before the
+    engine turns the stop into the advisory's reason."""
+
+    def __init__(self, refusal: CapReached, step: str) -> None:
+        super().__init__(f"{refusal} reached before {step}")
+        self.refusal = refusal
+        self.step = step
+        self.where: str | None = None
+
+    def reason(self) -> str:
+        where = f" {self.where}" if self.where else ""
+        return (
+            f"Stopped at {self.refusal}{where}: the next call could have cost up to "
+            f"${self.refusal.amount_usd:.4f} more."
+        )
 
 
 @dataclass
@@ -64,9 +96,9 @@ class Outcome:
 
 @dataclass
 class Accounts:
-    """Usage and cost over the whole deliberation, replayed steps included."""
+    """Usage and cost over the whole deliberation, replayed steps included. (What may be
+    spent is the `Budget`'s business.)"""
 
-    cap_usd: float | None
     usage: UsageSummary = field(default_factory=UsageSummary)
     fresh_calls: int = 0
 
@@ -84,12 +116,6 @@ class Accounts:
         if not outcome.replayed:
             self.fresh_calls += 1
 
-    def check(self) -> None:
-        if self.cap_usd is not None and self.usage.cost_usd >= self.cap_usd:
-            raise CostLimitReached(
-                f"cost cap of ${self.cap_usd:.2f} reached (${self.usage.cost_usd:.4f} spent)"
-            )
-
 
 ProgressFn = Callable[[str, str | None, str, str | None], None]  # phase, seat, status, label
 
@@ -102,12 +128,19 @@ class SeatCaller:
         ledger: Ledger,
         accounts: Accounts,
         progress: ProgressFn,
+        *,
+        budget: Budget,
+        estimator: TokenEstimator | None = None,
     ) -> None:
         self._id = deliberation_id
         self._providers = providers
         self._ledger = ledger
         self._accounts = accounts
         self._progress = progress
+        self._budget = budget
+        self._estimator = estimator or default_estimator()
+        # The first refusal: once a cap stopped one call, this deliberation starts no more.
+        self._stopped: CostLimitReached | None = None
 
     async def call(
         self,
@@ -130,18 +163,24 @@ class SeatCaller:
         if warm is not None and not leader:
             await warm.wait()
         try:
-            self._accounts.check()
+            held = await self._reserve(seat, step, request)
         except CostLimitReached:
             if warm is not None:
                 warm.set()  # never leave the seats waiting on this one stuck
             raise
-        await self._ledger.append(
-            self._id,
-            EventKind.SEAT_CALLED,
-            {"seat": seat.seat_id, "step": step, "model": seat.model},
-        )
+        try:
+            await self._ledger.append(
+                self._id,
+                EventKind.SEAT_CALLED,
+                {"seat": seat.seat_id, "step": step, "model": seat.model},
+            )
+        except Exception:
+            await self._budget.release(held)  # the call never started
+            raise
         self._progress(step.split("/")[0], seat.seat_id, "called", seat.persona_name)
+        # Cancelled from here on (or the worker dies), the reservation stays charged.
         outcome = await self._invoke(seat, request, warm if leader else None)
+        await self._settle(held, outcome)
         self._accounts.add(outcome)
         await self._ledger.append(
             self._id, EventKind.SEAT_RETURNED, _payload(seat, step, outcome), step=step
@@ -150,6 +189,31 @@ class SeatCaller:
             step.split("/")[0], seat.seat_id, outcome.error_kind or "ok", seat.persona_name
         )
         return outcome
+
+    async def _reserve(self, seat: Seat, step: str, request: ModelCall[Any]) -> Reservation:
+        if self._stopped is None:
+            held = await self._budget.reserve(self._worst_case(seat, request), step)
+            if isinstance(held, Reservation):
+                return held
+            self._stopped = CostLimitReached(held, step)
+        raise CostLimitReached(self._stopped.refusal, step)
+
+    def _worst_case(self, seat: Seat, request: ModelCall[Any]) -> float:
+        try:
+            caps = self._providers.get(seat.model).capabilities
+        except ProviderError:
+            return 0.0  # no provider to call: the call fails before anything is sent
+        return worst_case_cost(caps, request, self._estimator)
+
+    async def _settle(self, held: Reservation, outcome: Outcome) -> None:
+        usage = outcome.usage
+        if outcome.ok or outcome.cost_usd > 0 or usage.total_input_tokens + usage.output_tokens:
+            await self._budget.settle(held, outcome.cost_usd)
+        elif outcome.error_kind == ErrorKind.TIMEOUT.value:
+            # We stopped waiting; the provider may still have billed the answer.
+            await self._budget.settle(held, held.amount_usd)
+        else:
+            await self._budget.release(held)  # refused before any token was billed
 
     async def _invoke(
         self, seat: Seat, request: ModelCall[Any], warm: asyncio.Event | None

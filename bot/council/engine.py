@@ -29,6 +29,7 @@ from bot.council.advisory import (
     ShiftRecord,
 )
 from bot.council.board import BoardConfig, PinnedSeat
+from bot.council.budget import Budget, InMemoryBudget
 from bot.council.calls import (
     Accounts,
     CostLimitReached,
@@ -73,6 +74,7 @@ from bot.council.transcript import (
     votes_section,
 )
 from bot.providers import Message, ModelCall, OutputTool
+from bot.tokens import TokenEstimator
 
 MAX_REASKS = 2
 CHOICE_WORDS = (" or ", " vs ", " versus ", "should we", "which ")
@@ -204,12 +206,15 @@ class Engine:
         *,
         track_records: Sequence[PersonaRecord] = (),
         on_progress: Callable[[ProgressEvent], None] | None = None,
+        estimator: TokenEstimator | None = None,
     ) -> None:
         self._providers = providers
         self._catalog = catalog
         self._ledger = ledger
         self._records = list(track_records)
         self._on_progress = on_progress
+        # Estimates each call's input for its reservation; None: the process's estimator.
+        self._estimator = estimator
 
     def _progress(
         self, phase: str, seat_id: str | None, status: str, label: str | None = None
@@ -217,13 +222,30 @@ class Engine:
         if self._on_progress is not None:
             self._on_progress(ProgressEvent(phase, seat_id, status, label))
 
-    async def deliberate(self, request: DeliberationRequest) -> Advisory:
+    async def deliberate(
+        self, request: DeliberationRequest, *, budget: Budget | None = None
+    ) -> Advisory:
+        """Run the deliberation (resuming what its ledger holds). Every call reserves its
+        worst-case cost with `budget` first; None: an in-memory budget for
+        `request.max_cost_usd` that counts what the ledger's recorded calls cost."""
         started = time.monotonic()
-        accounts = Accounts(cap_usd=request.max_cost_usd)
+        if budget is None:
+            budget = InMemoryBudget(request.max_cost_usd, spent_usd=await self._paid(request))
+        accounts = Accounts()
         caller = SeatCaller(
-            request.deliberation_id, self._providers, self._ledger, accounts, self._progress
+            request.deliberation_id,
+            self._providers,
+            self._ledger,
+            accounts,
+            self._progress,
+            budget=budget,
+            estimator=self._estimator,
         )
-        convened = await self._convene(request, caller)
+        try:
+            convened = await self._convene(request, caller)
+        except CostLimitReached as stop:
+            stop.where = "before the panel was designed"
+            return await self._stopped_convening(request, accounts, stop, started)
         run = _Run(
             request=request,
             convened=convened,
@@ -240,15 +262,46 @@ class Engine:
         try:
             outcome, reason = await self._phases(run)
         except CostLimitReached as stop:
-            outcome, reason = Resolution.COST_LIMIT, str(stop)
-        advisory = self._advisory(run, outcome, reason, started)
+            outcome, reason = Resolution.COST_LIMIT, stop.reason()
+        return await self._synthesized(self._advisory(run, outcome, reason, started))
+
+    async def _synthesized(self, advisory: Advisory) -> Advisory:
         await self._ledger.append(
-            request.deliberation_id,
+            advisory.deliberation_id,
             EventKind.SYNTHESIZED,
             {"advisory": advisory.model_dump(mode="json")},
             step="synthesized",
         )
         return advisory
+
+    async def _paid(self, request: DeliberationRequest) -> float:
+        """What the calls the ledger already holds cost (a resumed deliberation's)."""
+        events = await self._ledger.events(request.deliberation_id)
+        costs = [e.payload.get("cost") for e in events if e.kind is EventKind.SEAT_RETURNED]
+        return sum(float(c) for c in costs if isinstance(c, int | float))
+
+    async def _stopped_convening(
+        self,
+        request: DeliberationRequest,
+        accounts: Accounts,
+        stop: CostLimitReached,
+        started: float,
+    ) -> Advisory:
+        """A cap stopped the one call of convening (the debate's panel design)."""
+        usage = accounts.usage.model_copy(
+            update={"wall_ms": int((time.monotonic() - started) * 1000)}
+        )
+        return await self._synthesized(
+            Advisory(
+                deliberation_id=request.deliberation_id,
+                protocol=request.protocol,
+                topic=request.topic,
+                resolution=Resolution.COST_LIMIT,
+                notes=list(request.notes),
+                usage=usage,
+                reason=stop.reason(),
+            )
+        )
 
     async def preview(self, request: DeliberationRequest) -> Convened | None:
         """The seats `deliberate` would convene for `request`, with no model call and no
@@ -290,7 +343,11 @@ class Engine:
         for phase in run.protocol.phases:
             if phase in ("convene", "judge"):
                 continue
-            stop = await steps[phase](run)
+            try:
+                stop = await steps[phase](run)
+            except CostLimitReached as capped:
+                capped.where = capped.where or _where_stopped(run, capped.step)
+                raise
             if stop is not None:
                 return stop
         return (run.resolution.resolution if run.resolution else None), None
@@ -322,13 +379,18 @@ class Engine:
         extra: list[Message] = []
         for attempt in range(MAX_REASKS + 1):
             call = run.call(seat, prompts.ASSESS_TOOL, "", brief, task, extra=extra)
-            outcome = await run.caller.call(
-                seat,
-                f"assess/{seat.seat_id}/{attempt}",
-                call,
-                warm=warm if attempt == 0 else None,
-                leader=leader,
-            )
+            try:
+                outcome = await run.caller.call(
+                    seat,
+                    f"assess/{seat.seat_id}/{attempt}",
+                    call,
+                    warm=warm if attempt == 0 else None,
+                    leader=leader,
+                )
+            except CostLimitReached as stop:
+                record.state = SeatState.SKIPPED if attempt == 0 else SeatState.INVALID
+                record.error = f"not {'called' if attempt == 0 else 're-asked'}: {stop.refusal}"
+                raise
             reason = _gate_reason(outcome, seat)
             if reason is None:
                 record.assessment = outcome.output  # type: ignore[assignment]
@@ -364,8 +426,17 @@ class Engine:
         focus: str | None = None
         for round_no in range(1, rounds + 1):
             self._progress("discuss", None, f"round {round_no}")
-            replies = await self._discussion_round(run, round_no, participants, focus)
-            self._record_round(run, round_no, replies)
+            replies: dict[str, list[DiscussionMessage]] = {}
+            try:
+                await self._discussion_round(run, round_no, participants, focus, replies)
+            except CostLimitReached as stop:
+                stop.where = (
+                    f"in discussion round {round_no}, after {len(replies)} of "
+                    f"{len(participants)} replies"
+                )
+                raise
+            finally:
+                self._record_round(run, round_no, replies)  # what was said, even if cut short
             await self._ledger.append(
                 run.request.deliberation_id,
                 EventKind.ROUND_ENDED,
@@ -385,11 +456,16 @@ class Engine:
                 participants = run.valid()
 
     async def _discussion_round(
-        self, run: _Run, round_no: int, participants: list[Seat], focus: str | None
-    ) -> dict[str, list[DiscussionMessage]]:
+        self,
+        run: _Run,
+        round_no: int,
+        participants: list[Seat],
+        focus: str | None,
+        replies: dict[str, list[DiscussionMessage]],
+    ) -> None:
+        """One round; each reply lands in `replies` as it comes in."""
         transcript = run.transcript.text()
         task = prompts.discuss_task(round_no, focus)
-        replies: dict[str, list[DiscussionMessage]] = {}
 
         async def one(seat: Seat, warm: asyncio.Event, leader: bool) -> None:
             reply = await self._structured(
@@ -407,7 +483,6 @@ class Engine:
                 replies[seat.seat_id] = reply.messages
 
         await _in_parallel(participants, one)
-        return replies
 
     def _record_round(
         self, run: _Run, round_no: int, replies: dict[str, list[DiscussionMessage]]
@@ -663,6 +738,25 @@ def _report(record: _SeatRecord) -> SeatReport:
     )
 
 
+def _where_stopped(run: _Run, step: str) -> str:
+    """How far the council got when a cap stopped the call of `step` (e.g. "vote/seat-2/0")."""
+    phase, _, rest = step.partition("/")
+    records = run.records.values()
+    if phase == "assess":
+        gathered = sum(1 for r in records if r.assessment is not None)
+        return f"after {gathered} of {len(run.order)} assessments"
+    if phase == "vote":
+        cast = sum(1 for r in records if r.vote is not None)
+        return f"after {cast} of {len(run.valid())} votes"
+    if phase == "judge":
+        return f"before the judge's decision on round {rest.rsplit('/', 1)[-1]}"
+    if phase == "rank":
+        return "during the peer ranking"
+    if phase == "synthesize":
+        return "before the chair's synthesis"
+    return f"at {step}"
+
+
 def _no_quorum_reason(run: _Run) -> str:
     states = ", ".join(
         f"{s.label} ({s.persona_name}, {s.model}): {run.records[s.seat_id].state.value}"
@@ -685,14 +779,27 @@ async def _in_parallel(
     work: Callable[[Seat, asyncio.Event, bool], Any],
 ) -> None:
     """Run `work` for every seat at once; per model, one leader goes first and the rest
-    start as soon as its response began (that is when its cache entry becomes readable)."""
+    start as soon as its response began (that is when its cache entry becomes readable).
+
+    A seat stopped by a cost cap does not cancel the others: the calls that fit run to the
+    end and their answers are kept; the first stop is raised once all are done."""
     warm: dict[str, asyncio.Event] = {}
+    stops: list[CostLimitReached] = []
+
+    async def seat_work(seat: Seat, event: asyncio.Event, leader: bool) -> None:
+        try:
+            await work(seat, event, leader)
+        except CostLimitReached as stop:
+            stops.append(stop)
+
     try:
         async with asyncio.TaskGroup() as group:
             for seat in seats:
                 leader = seat.model not in warm
                 event = warm.setdefault(seat.model, asyncio.Event())
-                group.create_task(work(seat, event, leader))
+                group.create_task(seat_work(seat, event, leader))
     except BaseExceptionGroup as failed:
-        # Surface the first error itself (a cost stop, a bug) rather than the group.
+        # Surface the first error itself (a bug) rather than the group.
         raise failed.exceptions[0] from None
+    if stops:
+        raise stops[0]

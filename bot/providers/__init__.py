@@ -24,6 +24,7 @@ from bot.providers.base import (
 from bot.providers.capabilities import CapabilityTable, ModelCapabilities, cost_usd
 from bot.providers.refs import ModelRef, parse_model_ref
 from bot.providers.registry import ProviderRegistry, detect_ollama
+from bot.providers.worstcase import worst_case_cost
 
 __all__ = [
     "BadRequest",
@@ -52,4 +53,5 @@ __all__ = [
     "cost_usd",
     "detect_ollama",
     "parse_model_ref",
+    "worst_case_cost",
 ]

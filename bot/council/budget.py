@@ -1,0 +1,100 @@
+"""What a deliberation may spend, held before each call starts: the `Budget` seam.
+
+`SeatCaller` reserves a call's worst-case cost before the call starts, and a budget that
+would cross one of its caps refuses: the call does not start. When the call returns the
+reservation is settled at what it actually cost; a call that was never billed releases it.
+A reservation never settled (its worker died mid-call, or it was cancelled) stays charged
+in full, because nobody knows what the provider billed.
+
+`InMemoryBudget` holds its caps in this process (the command line, tests). The App's budget
+lives in the store (`bot.store.spend.StoreBudget`): there reservations are atomic across
+workers, against the deliberation's, the pull request's and the installation's daily cap.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Protocol
+
+__all__ = ["Budget", "CapReached", "InMemoryBudget", "Reservation"]
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """Money held for one call until it is settled or released."""
+
+    id: str
+    amount_usd: float
+    label: str  # the step, e.g. "assess/seat-2/0"
+
+
+@dataclass(frozen=True)
+class CapReached:
+    """Why a budget refused a reservation: the cap it would have crossed."""
+
+    cap: str  # e.g. "the deliberation's cost cap"
+    limit_usd: float
+    charged_usd: float  # spent and held against that cap when it refused
+    amount_usd: float  # what the refused call could have cost
+
+    def __str__(self) -> str:
+        return f"{self.cap} of ${self.limit_usd:.2f}"
+
+
+class Budget(Protocol):
+    async def reserve(self, amount_usd: float, label: str) -> Reservation | CapReached:
+        """Hold `amount_usd` for one call, or refuse (nothing is held) if a cap would be
+        crossed."""
+        ...
+
+    async def settle(self, reservation: Reservation, actual_usd: float) -> None:
+        """The call returned: charge what it cost instead of what was held."""
+        ...
+
+    async def release(self, reservation: Reservation) -> None:
+        """The call was never billed (refused by the provider before any token): drop it."""
+        ...
+
+
+DELIBERATION_CAP = "the deliberation's cost cap"
+
+
+@dataclass
+class InMemoryBudget:
+    """One cap (None: none) over everything reserved through this object.
+
+    `spent_usd` starts at what was paid before (a resumed deliberation's recorded calls).
+    Reservations and refusals are kept, in order, for whoever wants to read them."""
+
+    cap_usd: float | None
+    spent_usd: float = 0.0
+    cap: str = DELIBERATION_CAP
+    held: dict[str, Reservation] = field(default_factory=dict)
+    reservations: list[Reservation] = field(default_factory=list)
+    refusals: list[CapReached] = field(default_factory=list)
+    _ids: itertools.count[int] = field(default_factory=itertools.count)
+
+    @property
+    def charged_usd(self) -> float:
+        """Spent, plus held for calls under way (or whose outcome is unknown)."""
+        return self.spent_usd + sum(r.amount_usd for r in self.held.values())
+
+    async def reserve(self, amount_usd: float, label: str) -> Reservation | CapReached:
+        # No await between the check and the hold: atomic within the event loop.
+        charged = self.charged_usd
+        if self.cap_usd is not None and charged + amount_usd > self.cap_usd:
+            refusal = CapReached(self.cap, self.cap_usd, charged, amount_usd)
+            self.refusals.append(refusal)
+            return refusal
+        reservation = Reservation(f"mem-{next(self._ids)}", amount_usd, label)
+        self.held[reservation.id] = reservation
+        self.reservations.append(reservation)
+        return reservation
+
+    async def settle(self, reservation: Reservation, actual_usd: float) -> None:
+        if self.held.pop(reservation.id, None) is not None:
+            self.spent_usd += actual_usd
+
+    async def release(self, reservation: Reservation) -> None:
+        self.held.pop(reservation.id, None)
