@@ -168,3 +168,37 @@ class DailyCostRow(Base):
     installation_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     day: Mapped[date] = mapped_column(Date, primary_key=True)
     cost_usd: Mapped[float] = mapped_column(Float, default=0.0)
+
+
+class PullRequestCostRow(Base):
+    """What a pull request's deliberations have spent or hold, all of them together."""
+
+    __tablename__ = "pr_costs"
+
+    repo: Mapped[str] = mapped_column(String(255), primary_key=True)
+    pr_number: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    cost_usd: Mapped[float] = mapped_column(Float, default=0.0)
+
+
+class SpendReservationRow(Base):
+    """One call's reservation: `reserved_usd` is charged until the call is settled (then
+    `actual_usd` is) or released (then nothing is). A row left `reserved` is a call whose
+    outcome nobody learnt (its worker died): it stays charged in full."""
+
+    __tablename__ = "spend_reservations"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    deliberation_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("deliberations.id", ondelete="CASCADE"), index=True
+    )
+    label: Mapped[str] = mapped_column(String(255))
+    # Where it is charged, copied at reservation: a call is charged to the day it started.
+    installation_id: Mapped[int | None] = mapped_column(BigInteger)
+    day: Mapped[date | None] = mapped_column(Date)
+    repo: Mapped[str] = mapped_column(String(255))
+    pr_number: Mapped[int | None] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(16))
+    reserved_usd: Mapped[float] = mapped_column(Float)
+    actual_usd: Mapped[float | None] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now)
+    settled_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
