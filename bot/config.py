@@ -10,7 +10,8 @@ nested, an alias "bomb") yields the defaults and one issue.
 
 The repository may narrow what the operator set, never widen it: models only from
 `COUNCIL_ALLOWED_MODELS` (or, when that is empty, the operator's configured models), never
-an endpoint URL; `max_cost_usd` and `context.max_tokens` only lower the operator's values.
+an endpoint URL; `max_cost_usd`, `max_pr_cost_usd` and `context.max_tokens` only lower the
+operator's values.
 
 Pure: no I/O. The caller fetches the file (from the default branch, never the PR head).
 """
@@ -166,14 +167,16 @@ class RepoConfig(_Section):
     )
     chair_model: RepoModelRef | None = None
     max_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    max_pr_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     paths: PathsSection = Field(default_factory=PathsSection)
     context: ContextConfig = Field(default_factory=ContextConfig)
     language: Language | None = None
 
-    @field_validator("max_cost_usd")
+    @field_validator("max_cost_usd", "max_pr_cost_usd")
     @classmethod
     def _only_lower(cls, value: float | None, info: ValidationInfo) -> float | None:
-        cap = _checks(info).settings.max_cost_usd
+        # The operator's setting of the same name: COUNCIL_MAX_COST_USD, COUNCIL_MAX_PR_COST_USD.
+        cap: float | None = getattr(_checks(info).settings, str(info.field_name))
         if value is not None and cap is not None and value > cap:
             raise ValueError(f"may only lower the operator's cap of ${cap:g}, not raise it")
         return value
@@ -225,6 +228,8 @@ class EffectiveConfig(BaseModel):
     models: list[str] = Field(default_factory=list)  # empty: the operator's models
     chair_model: str | None = None  # None: the engine's choice
     max_cost_usd: float | None = None  # the effective cap; None: no cap
+    # The effective cap over all the deliberations of one pull request; None: no cap.
+    max_pr_cost_usd: float | None = None
     ignore_paths: list[str] = Field(default_factory=list)
     context_max_tokens: int = 60_000
     language: str | None = None  # None: English
@@ -550,6 +555,9 @@ def _merge(repo: RepoConfig, settings: Settings) -> EffectiveConfig:
         models=list(repo.models),
         chair_model=repo.chair_model,
         max_cost_usd=repo.max_cost_usd if repo.max_cost_usd is not None else settings.max_cost_usd,
+        max_pr_cost_usd=(
+            repo.max_pr_cost_usd if repo.max_pr_cost_usd is not None else settings.max_pr_cost_usd
+        ),
         ignore_paths=list(repo.paths.ignore),
         context_max_tokens=repo.context.max_tokens or settings.context_tokens,
         language=repo.language,
@@ -605,6 +613,7 @@ def effective_yaml(config: EffectiveConfig) -> str:
         "models": config.models,
         "chair_model": config.chair_model,
         "max_cost_usd": config.max_cost_usd,
+        "max_pr_cost_usd": config.max_pr_cost_usd,
         "paths": {"ignore": config.ignore_paths},
         "context": {"max_tokens": config.context_max_tokens},
         "language": config.language,
@@ -639,7 +648,7 @@ def render_effective(config: EffectiveConfig, issues: Sequence[ConfigIssue] = ()
     parts = [
         f"**Effective configuration** (`{CONFIG_PATH}` on the default branch, within the "
         "operator's limits; empty `models` and a null `chair_model` mean the operator's "
-        "defaults, a null `max_cost_usd` no cap):",
+        "defaults, a null `max_cost_usd` or `max_pr_cost_usd` no cap):",
         _fenced("yaml", effective_yaml(config)),
         _protocols(config),
     ]

@@ -94,6 +94,12 @@ class Settings(BaseSettings):
     max_cost_usd: float | None = Field(
         default=None, gt=0, description="Cost cap per deliberation (repo config may lower it)."
     )
+    max_pr_cost_usd: float | None = Field(
+        default=None,
+        gt=0,
+        description="Cost cap per pull request, over all its deliberations (repo config may "
+        "lower it).",
+    )
 
     # --- storage and queue ---
     redis_url: str = Field(

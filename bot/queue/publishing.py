@@ -1,5 +1,6 @@
 """Publishing an advisory: the sticky comment, the completed check run, and the books
-(ledger, record, the installation's daily spend, metrics)."""
+(ledger, record, metrics). The installation's daily spend is not added here: every call
+was charged in the store when it was paid (`bot.store.spend`)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,12 @@ from bot.metrics import MODEL_COST, MODEL_TOKENS
 from bot.queue.checkrun import CheckRunLifecycle
 from bot.queue.jobcontext import JobContext
 from bot.queue.problems import setup_note
-from bot.queue.spend import today
 from bot.render import conclusion_for, render_check_run, render_comment
 from bot.review import Advisory
 from bot.review.run import record_published
 from bot.review.setup import RepoSetup
 from bot.store.records import (
     DeliberationStatus,
-    add_cost,
     record_publication,
     set_status,
 )
@@ -62,8 +61,6 @@ async def publish(
         advisory_json=advisory.model_dump_json(),
         cost_usd=advisory.usage.cost_usd,
     )
-    if ctx.request.installation_id is not None:
-        await add_cost(deps.db, ctx.request.installation_id, today(), advisory.usage.cost_usd)
     _count_usage(advisory)
     ctx.log.info(
         "deliberation_published",

@@ -1,5 +1,11 @@
-"""What a deliberation may spend: the lower of the repo's cap and what is left of the
-installation's daily budget (COUNCIL_MAX_DAILY_COST_USD)."""
+"""Before a deliberation starts: is the installation's daily budget already spent?
+
+What each call may spend is decided as it starts, not here: `bot.review.run.deliberate`
+reserves every call's worst case in the store against the deliberation's cap, the pull
+request's and the installation's daily cap (COUNCIL_MAX_DAILY_COST_USD), atomically across
+workers (`bot.store.spend`). This check only says early, before any GitHub read or model
+call, that a day's budget is gone.
+"""
 
 from __future__ import annotations
 
@@ -18,15 +24,16 @@ def today() -> date:
 
 
 async def cost_cap(ctx: JobContext, repo_cap: float | None) -> float | None:
+    """The deliberation's own cap (`repo_cap`: the repo config's, within the operator's);
+    raises DailyCapReached if the installation's day is spent already."""
     daily = ctx.settings.max_daily_cost_usd
     installation = ctx.request.installation_id
     if daily is None or installation is None:
         return repo_cap
-    left = daily - await daily_cost(ctx.db, installation, today())
-    if left <= 0:
+    if await daily_cost(ctx.db, installation, today()) >= daily:
         raise DailyCapReached(
             f"The installation's daily model budget (${daily:.2f}) is spent; the council "
             "can convene again after midnight UTC, or when the operator raises "
             "COUNCIL_MAX_DAILY_COST_USD."
         )
-    return left if repo_cap is None else min(repo_cap, left)
+    return repo_cap

@@ -19,6 +19,7 @@ from bot.review.assemble import PreparedReview
 from bot.settings import Settings
 
 if TYPE_CHECKING:  # SQLAlchemy costs a dry run time it does not need
+    from bot.council.budget import Budget
     from bot.council.calls import ProviderSource
     from bot.store.db import Database
 
@@ -51,9 +52,25 @@ async def deliberate(
     db: Database,
     max_cost_usd: float | None,
     on_progress: Progress | None = None,
+    budget: Budget | None = None,
 ) -> Advisory:
-    """Convene and deliberate on the deliberation's ledger (resuming what it holds)."""
+    """Convene and deliberate on the deliberation's ledger (resuming what it holds).
+
+    Every call reserves its worst case with `budget` before it starts; None: the store's
+    budget for this deliberation, capped at `max_cost_usd`, at the pull request's cap
+    (`max_pr_cost_usd` of the repo config, within COUNCIL_MAX_PR_COST_USD) and at the
+    installation's daily cap (COUNCIL_MAX_DAILY_COST_USD), the PR and the installation
+    being the deliberation record's (a command-line review has neither)."""
     from bot.store.ledger import SqlLedger
+    from bot.store.spend import SpendCaps, StoreBudget
+
+    if budget is None:
+        caps = SpendCaps(
+            deliberation_usd=max_cost_usd,
+            pr_usd=prepared.setup.config.max_pr_cost_usd,
+            daily_usd=settings.max_daily_cost_usd,
+        )
+        budget = StoreBudget(db, deliberation_id, caps)
 
     engine = Engine(
         providers,
@@ -63,7 +80,7 @@ async def deliberate(
         on_progress=on_progress,
     )
     request = prepared.request(deliberation_id, settings, max_cost_usd=max_cost_usd)
-    return await engine.deliberate(request)
+    return await engine.deliberate(request, budget=budget)
 
 
 async def review_and_record(

@@ -357,6 +357,24 @@ def test_without_an_operator_cap_the_repo_cap_applies() -> None:
     assert load("max_cost_usd: 25\n", max_cost_usd=None).config.max_cost_usd == 25.0
 
 
+def test_a_repo_can_lower_the_pull_request_cap_but_not_raise_it() -> None:
+    assert load(None).config.max_pr_cost_usd is None  # COUNCIL_MAX_PR_COST_USD: none
+    assert load(None, max_pr_cost_usd=6.0).config.max_pr_cost_usd == 6.0
+    assert load("max_pr_cost_usd: 4\n", max_pr_cost_usd=6.0).config.max_pr_cost_usd == 4.0
+    result = load("max_pr_cost_usd: 9\n", max_pr_cost_usd=6.0)
+    issue = only_issue(result)
+    assert issue.key == "max_pr_cost_usd"
+    assert "may only lower the operator's cap of $6" in issue.reason
+    assert result.config.max_pr_cost_usd == 6.0
+    assert load("max_pr_cost_usd: 9\n").config.max_pr_cost_usd == 9.0  # no operator cap
+    for bad, reason in (("-1", "greater than 0"), (".inf", "finite")):
+        issue = only_issue(load(f"max_pr_cost_usd: {bad}\n"))
+        assert issue.key == "max_pr_cost_usd" and reason in issue.reason
+    assert yaml.safe_load(effective_yaml(load("max_pr_cost_usd: 3\n").config))[
+        "max_pr_cost_usd"
+    ] == 3.0
+
+
 def test_a_repo_can_lower_the_context_budget_but_not_raise_it() -> None:
     assert load("context: {max_tokens: 8000}\n").config.context_max_tokens == 8000
     result = load("context:\n  max_tokens: 200000\n")
