@@ -181,6 +181,28 @@ class Settings(BaseSettings):
     )
     worker_metrics_port: int = Field(default=9102, ge=0, le=65535)
     max_jobs: int = Field(default=4, ge=1, description="Deliberations per worker process.")
+    lease_ttl_s: int = Field(
+        default=30,
+        ge=2,
+        description="How long a running deliberation's claim lasts without renewal: a "
+        "worker that dies is noticed this long after it stopped renewing.",
+    )
+    lease_renew_s: float = Field(
+        default=10.0, gt=0, description="How often a running deliberation renews its claim."
+    )
+    reconcile_interval_s: int = Field(
+        default=15,
+        ge=1,
+        le=60,
+        description="How often each worker looks for deliberations whose claim lapsed and "
+        "hands them to a live worker (a divisor of 60 is exact; others round down).",
+    )
+    max_resumes: int = Field(
+        default=3,
+        ge=0,
+        description="Resumes of one deliberation after its worker died; past this its check "
+        "run is completed neutral, saying it could not be resumed.",
+    )
     job_timeout_s: int | None = Field(
         default=None,
         ge=1,

@@ -28,7 +28,7 @@ class CheckRunLifecycle:
         self.publisher = CheckRunPublisher(
             ctx.client, update_interval_s=ctx.settings.check_update_interval_s
         )
-        self.check_run_id: int | None = None
+        self.check_run_id: int | None = record.check_run_id  # set once opened
         self.published = False  # once true, the check run says the verdict: leave it
         self._progress_tasks: set[asyncio.Task[bool]] = set()
         self._phases: list[str] = []

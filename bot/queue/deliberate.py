@@ -17,6 +17,7 @@ from bot.queue.checkrun import CheckRunLifecycle
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobcontext import AUTOMATIC, JobContext
 from bot.queue.jobs import JobRequest
+from bot.queue.lease import Lease, LeaseLost
 from bot.queue.publishing import publish
 from bot.queue.spend import DailyCapReached, cost_cap
 from bot.review import Advisory, Resolution
@@ -24,13 +25,14 @@ from bot.review.assemble import PreparedReview, ReviewOptions, prepare_review
 from bot.review.inputs import review_topic
 from bot.review.local import NothingToReview
 from bot.review.pull import pull_setup
-from bot.review.run import deliberate
+from bot.review.run import deliberate, record_request, resumes
 from bot.review.setup import RepoSetup
 from bot.review.sources import PullSource
 from bot.store.records import (
     DeliberationRecord,
     DeliberationStatus,
     create_deliberation,
+    find_deliberation,
     reviewed_at,
     running_for_pr,
 )
@@ -51,29 +53,39 @@ class DeliberationJob:
             return await self._run(JobContext(self.deps, self.request, self.job_id, client))
 
     async def _run(self, ctx: JobContext) -> str:
+        # A deliberation this job (or the one it resumes) already started.
+        started = await find_deliberation(ctx.db, ctx.key)
+        running = started if started and started.status == DeliberationStatus.RUNNING else None
         try:
             admitted = await admit(ctx)
         except Skip as skip:
             ctx.log.info("job_skipped", reason=str(skip))
+            if running is not None:  # its check run must not stay in progress
+                await CheckRunLifecycle(ctx, running).failed(f"It no longer applies: {skip}.")
             return f"skipped: {skip}"
         # Only now the repo's personas (a directory listing and a read per file): most
         # label and push events are skipped by admission and need none of it.
         setup = await pull_setup(
             ctx.client, admitted.pull, ctx.settings, ctx.deps.catalog, admitted.config_text
         )
-        return await self._deliberate(ctx, admitted, setup)
+        return await self._deliberate(ctx, admitted, setup, resuming=running is not None)
 
-    async def _deliberate(self, ctx: JobContext, admitted: Admitted, setup: RepoSetup) -> str:
+    async def _deliberate(
+        self, ctx: JobContext, admitted: Admitted, setup: RepoSetup, *, resuming: bool
+    ) -> str:
         pull = admitted.pull
-        if ctx.automatic and await reviewed_at(
-            ctx.db, ctx.request.repo, pull.number, pull.head_sha, AUTOMATIC
+        # Label and push reviews run once per head SHA, but a review resuming is its own.
+        if (
+            not resuming
+            and ctx.automatic
+            and await reviewed_at(ctx.db, ctx.request.repo, pull.number, pull.head_sha, AUTOMATIC)
         ):
             ctx.log.info("job_skipped", reason="this head SHA was already reviewed")
             return "skipped: already reviewed at this head SHA"
         protocol = admitted.protocol_for(setup.config, ctx.request.trigger)
         record = await create_deliberation(
             ctx.db,
-            key=ctx.job_id,
+            key=ctx.key,
             repo=ctx.request.repo,
             pr_number=pull.number,
             head_sha=pull.head_sha,
@@ -84,15 +96,57 @@ class DeliberationJob:
         )
         if record.status != DeliberationStatus.RUNNING.value:
             return f"already {record.status}"
+        lease = Lease(
+            ctx.deps.redis,
+            ctx.settings.key_prefix,
+            record.id,
+            ttl_s=ctx.settings.lease_ttl_s,
+            renew_s=ctx.settings.lease_renew_s,
+        )
+        if not await lease.acquire():
+            ctx.log.info("job_skipped", reason="another worker is running this deliberation")
+            return "skipped: running on another worker"
+        keeper = asyncio.create_task(lease.keep(_current_task()))
+        try:
+            return await self._claimed(ctx, admitted, setup, record, lease)
+        finally:
+            keeper.cancel()
+            await lease.release()
+
+    async def _claimed(
+        self,
+        ctx: JobContext,
+        admitted: Admitted,
+        setup: RepoSetup,
+        record: DeliberationRecord,
+        lease: Lease,
+    ) -> str:
+        await record_request(
+            ctx.db, record.id, job_id=ctx.job_id, request=ctx.request.model_dump(mode="json")
+        )
+        if await resumes(ctx.db, record.id) > ctx.settings.max_resumes:
+            lifecycle = CheckRunLifecycle(ctx, record)
+            await lifecycle.open(setup.loaded)
+            await lifecycle.failed(
+                f"The deliberation was interrupted {ctx.settings.max_resumes + 1} times and "
+                "is not resumed again; comment /council to start a new one."
+            )
+            return "failed: not resumed again"
         await self._supersede(ctx, record)
         lifecycle = CheckRunLifecycle(ctx, record)
         try:
             await lifecycle.open(setup.loaded)
-            return await self._review(ctx, lifecycle, admitted, setup)
+            return await self._review(ctx, lifecycle, admitted, setup, lease)
         except asyncio.CancelledError:
+            if lease.lost:  # another worker has it now; the check run is its to finish
+                ctx.log.warning("deliberation_handed_over")
+                return "handed over"
             # Cancel, a newer push, or the job timeout: the check run must say which.
             await lifecycle.stopped()
             raise
+        except LeaseLost:
+            ctx.log.warning("deliberation_handed_over")
+            return "handed over"
         except Exception as error:  # the check run must never stay in_progress
             ctx.log.exception("deliberation_failed")
             await lifecycle.failed(error)
@@ -104,6 +158,7 @@ class DeliberationJob:
         lifecycle: CheckRunLifecycle,
         admitted: Admitted,
         setup: RepoSetup,
+        lease: Lease,
     ) -> str:
         record = lifecycle.record
         try:
@@ -133,6 +188,7 @@ class DeliberationJob:
             db=ctx.db,
             max_cost_usd=cap,
             on_progress=lifecycle.on_progress,
+            fence=lease.check,
         )
         DELIBERATION_SECONDS.labels(record.protocol).observe(time.monotonic() - started)
         await publish(ctx, lifecycle, admitted.pull, setup, advisory, prepared.task_type)
@@ -157,3 +213,9 @@ class DeliberationJob:
                 await ctx.deps.state.request_stop(
                     other.key, f"Superseded by a newer push ({record.head_sha[:7]})."
                 )
+
+
+def _current_task() -> asyncio.Task[object]:
+    task = asyncio.current_task()
+    assert task is not None  # a job always runs in a task
+    return task

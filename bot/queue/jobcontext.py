@@ -35,6 +35,11 @@ class JobContext:
             )
 
     @property
+    def key(self) -> str:
+        """The deliberation's key: the job id, or the first job's when this one resumes it."""
+        return self.request.deliberation_key or self.job_id
+
+    @property
     def settings(self) -> Settings:
         return self.deps.settings
 

@@ -61,6 +61,9 @@ class JobRequest(BaseModel):
     installation_action: str | None = None
     account: str | None = None
     repositories: list[str] = []
+    # A resumed deliberation's own key when the job that runs it has a new id (the first
+    # job was lost with Redis's data, or arq gave up on it); None: the job id is the key.
+    deliberation_key: str | None = None
 
 
 def job_id(request: JobRequest) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 import structlog
 from arq.connections import ArqRedis, RedisSettings
+from arq.cron import cron
 from arq.worker import Worker, func
 from prometheus_client import start_http_server
 
@@ -22,6 +23,7 @@ from bot.queue.deliberate import DeliberationJob
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobs import JobFunction, JobRequest, job_timeout_s
 from bot.queue.outcomes import record_closed, record_installation
+from bot.queue.reconcile import reconcile
 from bot.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -120,6 +122,17 @@ def build_worker(
         poll_delay=poll_delay,
         handle_signals=handle_signals and not burst,
         max_tries=3,
+        # Every worker runs the reconciler's timer; arq lets one of them take each tick.
+        cron_jobs=[
+            cron(
+                reconcile,
+                # arq's job ids are global to a Redis: one name per deployment
+                name=f"reconcile:{settings.key_prefix}",
+                second=set(range(0, 60, settings.reconcile_interval_s)),
+                unique=True,
+                run_at_startup=True,
+            )
+        ],
     )
 
 

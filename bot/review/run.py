@@ -7,9 +7,10 @@ the length of one review.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.council.advisory import Advisory
 from bot.council.engine import Engine, ProgressEvent
@@ -52,9 +53,11 @@ async def deliberate(
     db: Database,
     max_cost_usd: float | None,
     on_progress: Progress | None = None,
+    fence: Callable[[], Awaitable[None]] | None = None,
     budget: Budget | None = None,
 ) -> Advisory:
     """Convene and deliberate on the deliberation's ledger (resuming what it holds).
+    `fence` runs before every ledger write and raises to stop a runner that lost its claim.
 
     Every call reserves its worst case with `budget` before it starts; None: the store's
     budget for this deliberation, capped at `max_cost_usd`, at the pull request's cap
@@ -75,7 +78,7 @@ async def deliberate(
     engine = Engine(
         providers,
         prepared.setup.catalog,
-        SqlLedger(db),
+        SqlLedger(db, fence=fence),
         track_records=await track_records(db, prepared.signals),
         on_progress=on_progress,
     )
@@ -148,3 +151,62 @@ async def record_published(
         {"comment_id": comment_id, "check_run_id": check_run_id, "task_type": task_type},
         step="published",
     )
+
+
+async def record_request(
+    db: Database, deliberation_id: str, *, job_id: str, request: dict[str, Any]
+) -> None:
+    """The job that asked for this deliberation, kept so that it can be run again by
+    another worker when its runner dies (whatever the queue still holds)."""
+    from bot.council.ledger import EventKind
+    from bot.store.ledger import SqlLedger
+
+    await SqlLedger(db).append(
+        deliberation_id,
+        EventKind.REQUESTED,
+        {"job_id": job_id, "request": request},
+        step="requested",
+    )
+
+
+async def recorded_request(
+    db: Database, deliberation_id: str
+) -> tuple[str, dict[str, Any]] | None:
+    """(job id, request) as `record_request` kept them; None for a deliberation without."""
+    from bot.store.ledger import SqlLedger
+
+    event = await SqlLedger(db).step(deliberation_id, "requested")
+    if event is None:
+        return None
+    request = event.payload.get("request")
+    job_id = event.payload.get("job_id")
+    if not isinstance(request, dict) or not isinstance(job_id, str):
+        return None
+    return job_id, dict(request)
+
+
+async def record_resumed(db: Database, deliberation_id: str, *, reason: str) -> int:
+    """Note a hand-over to a live worker; returns how many there have been."""
+    from bot.council.ledger import EventKind
+    from bot.store.ledger import SqlLedger
+
+    ledger = SqlLedger(db)
+    await ledger.append(deliberation_id, EventKind.RESUMED, {"reason": reason})
+    return await resumes(db, deliberation_id)
+
+
+async def resumes(db: Database, deliberation_id: str) -> int:
+    from bot.council.ledger import EventKind
+    from bot.store.ledger import SqlLedger
+
+    events = await SqlLedger(db).events(deliberation_id)
+    return sum(1 for e in events if e.kind == EventKind.RESUMED)
+
+
+async def handed_back_since(db: Database, deliberation_id: str, since: datetime) -> bool:
+    """Whether the deliberation was handed to a live worker after `since`."""
+    from bot.council.ledger import EventKind
+    from bot.store.ledger import SqlLedger
+
+    events = await SqlLedger(db).events(deliberation_id)
+    return any(e.kind == EventKind.RESUMED and e.created_at > since for e in events)

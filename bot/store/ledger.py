@@ -10,6 +10,8 @@ append looks its step up again or retries with a fresh `seq`.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from pydantic import JsonValue, TypeAdapter
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -60,11 +62,20 @@ async def _next_seq(session: AsyncSession, deliberation_id: str) -> int:
     return int(await session.scalar(query) or 0)
 
 
-class SqlLedger:
-    """The ledger in the `ledger_events` table; the deliberation row must exist first."""
+Fence = Callable[[], Awaitable[None]]
 
-    def __init__(self, database: Database) -> None:
+
+class SqlLedger:
+    """The ledger in the `ledger_events` table; the deliberation row must exist first.
+
+    `fence`, when given, runs before every write but a returned answer's and raises to
+    refuse it: a runner that lost its claim on the deliberation (bot/queue/lease.py) writes
+    nothing more, and since each paid call is preceded by a write, pays for nothing more;
+    an answer it had already paid for is still kept."""
+
+    def __init__(self, database: Database, *, fence: Fence | None = None) -> None:
         self._db = database
+        self._fence = fence
 
     async def append(
         self,
@@ -75,6 +86,10 @@ class SqlLedger:
         step: str | None = None,
     ) -> LedgerEvent:
         payload = PAYLOAD.validate_python(payload)
+        if self._fence is not None and kind != EventKind.SEAT_RETURNED:
+            # A paid answer is kept whoever paid for it (its step makes it one copy);
+            # everything else, the call before paying above all, needs the claim.
+            await self._fence()
         for _ in range(MAX_APPEND_ATTEMPTS - 1):
             try:
                 return await self._append_once(deliberation_id, kind, payload, step)
