@@ -14,6 +14,14 @@ A leaf: standard library only, importing nothing of ours, so every package may u
 - every fenced code block is closed, so the text cannot swallow what follows it;
 - applying it again changes nothing.
 
+`defuse_links` (a separate step: it needs the repository, and runs on the composed comment)
+guarantees that no link leads off the repository on its GitHub host: Markdown links
+`[text](url)` elsewhere become `text (host/path)`, reference definitions `[ref]: url` become
+plain text (so `[text][ref]` stays text), and bare URLs and `<url>` autolinks lose their
+scheme (`www.` gets a zero-width space), so GitHub's autolinker finds nothing. Links to
+`https://github.com/OWNER/REPO/...` stay links. Fenced code is left verbatim; in inline code
+the same syntax is broken with invisible zero-width spaces instead.
+
 Code is kept verbatim only in fenced blocks whose every line is indented at least as much
 as the opening fence: GitHub then sees the same block whatever container the text lands
 in. Everything else, inline code included, is treated as prose: pairing of inline code
@@ -27,6 +35,7 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
+    "defuse_links",
     "neutralize_mentions",
     "sanitize_html_text",
     "sanitize_inline",
@@ -210,3 +219,171 @@ def sanitize_html_text(text: str) -> str:
     one_line = " ".join(strip_invisible(text).split())
     escaped = one_line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return neutralize_mentions(escaped)
+
+
+# --- links -------------------------------------------------------------------------------------
+
+_SCHEME = r"[A-Za-z][A-Za-z0-9+.-]{0,31}"
+_LINK_TEXT = r"(?:\\.|[^\[\]\\]|\[(?:\\.|[^\[\]\\])*\])*"
+_INLINE_LINK = re.compile(
+    rf"(?<!\\)\[(?P<text>{_LINK_TEXT})\]\(\s*"
+    r"(?P<dest><[^<>\n]*>|(?:\\.|[^\s()\\]|\((?:\\.|[^\s()\\])*\))*)"
+    r"(?:\s+(?P<title>\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|\((?:\\.|[^()\\])*\)))?\s*\)"
+)
+# `[label]: destination`, anywhere: a false match only gains a backslash that renders as
+# nothing, while a missed definition would leave `[text][label]` a live link.
+_DEFINITION = re.compile(
+    r"(?<!\\)\[(?P<label>(?:\\.|[^\[\]\\])+)\]:[ \t]*\n?[ \t]*(?P<dest><[^<>\n]*>|\S*)"
+)
+_AUTOLINK = re.compile(rf"<\u200b?(?P<url>{_SCHEME}:[^\s<>]*)>")
+_LINK_OPEN = re.compile(r"\](?=\(\s*<?\u200b?(?P<dest>[^\s)>]*))")
+# GitHub's autolinker takes the letters before `://` as the scheme (`1http://x` links
+# `http://x`), so a scheme here starts after anything but a letter, however long it is.
+_BARE = re.compile(
+    r"(?P<url>(?<![A-Za-z])[A-Za-z][A-Za-z0-9+.-]*://[^\s<]*)|(?P<www>(?<![A-Za-z0-9.-])www\.)",
+    re.IGNORECASE,
+)
+_PROTOCOL_RELATIVE = re.compile(r"^(?:" + _SCHEME + r":)?//")
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(?:(?!\n[ \t]*\n).)+?(?<!`)\1(?!`)", re.DOTALL)
+_CODE_BREAKS = re.compile(r"(?<=[A-Za-z0-9+.-])(?=://)|(?<=\bwww)(?=\.)|(?<=\])(?=[(:])", re.I)
+# A path that could climb out of the repository once a browser or server normalizes it.
+_CLIMBS = re.compile(r"%2[ef]|%5c|/\.{1,2}(?:[/?#]|$)", re.IGNORECASE)
+_REPO_NAME = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+
+
+@dataclass(frozen=True)
+class _Links:
+    """Which destinations may stay links: the repository's pages on its host."""
+
+    prefix: re.Pattern[str] | None
+
+    def allowed(self, url: str) -> bool:
+        # Punctuation that ends a sentence is not part of a bare URL for GitHub either.
+        url = url.rstrip(".,:;!?*_~'\")]>")
+        if self.prefix is None or "\\" in url or _CLIMBS.search(url):
+            return False
+        return self.prefix.fullmatch(url) is not None
+
+
+def _links(repo: str | None, host: str) -> _Links:
+    if repo is None or not _REPO_NAME.fullmatch(repo):
+        return _Links(None)
+    # `OWNER/REPO`, then nothing, a path, a query or a fragment; not `OWNER/REPO-x`.
+    prefix = rf"https://{re.escape(host)}/{re.escape(repo)}(?:[/?#]\S*)?"
+    return _Links(re.compile(prefix, re.IGNORECASE))
+
+
+def _shown_url(dest: str) -> str:
+    """A destination without its angle brackets (and the zero-width space that
+    `sanitize_markdown` puts after a `<`)."""
+    return dest.strip().removeprefix("<").removesuffix(">").removeprefix(_ZWSP)
+
+
+def _shown(dest: str) -> str:
+    """Where a link pointed, as text: no angle brackets, no scheme."""
+    return _PROTOCOL_RELATIVE.sub("", _shown_url(dest))
+
+
+def _defuse_inline_links(text: str, links: _Links) -> str:
+    def replace(m: re.Match[str]) -> str:
+        dest = m.group("dest")
+        if links.allowed(_shown_url(dest)):
+            return m.group(0)
+        label = _defuse_inline_links(m.group("text"), links).strip()
+        shown = _shown(dest)
+        if not shown or _shown(label) == shown:
+            return _joined(m, label or shown)
+        return _joined(m, f"{label} ({shown})" if label else shown)
+
+    return _INLINE_LINK.sub(replace, text)
+
+
+def _defuse_prose(text: str, links: _Links) -> str:
+    text = _defuse_inline_links(text, links)
+    text = _DEFINITION.sub(
+        lambda m: m.group(0) if links.allowed(_shown_url(m.group("dest"))) else "\\" + m.group(0),
+        text,
+    )
+    text = _AUTOLINK.sub(
+        lambda m: (
+            m.group("url") if links.allowed(m.group("url")) else _joined(m, _shown(m.group("url")))
+        ),
+        text,
+    )
+    # Whatever `](` is left (a link the patterns above could not parse) stays text.
+    text = _LINK_OPEN.sub(
+        lambda m: "]" if links.allowed(m.group("dest")) else "]\\",
+        text,
+    )
+    text = _defuse_bare(text, links)
+    # Taking syntax out can join what is left into a mention (`@<http://x>`).
+    return neutralize_mentions(text)
+
+
+def _joined(m: re.Match[str], out: str) -> str:
+    """`out`, to replace `m`, made unable to join the character before it into a tag
+    (`<` + `[b]()`) or an image (`!` + `<http://[a](b)>`): the text around is not ours to
+    change (the comment's own HTML is in it)."""
+    before = m.string[m.start() - 1 : m.start()]
+    if before == "<" and re.match(r"[A-Za-z/!?]", out):
+        return _ZWSP + out
+    if before == "!" and out.startswith("["):
+        return "\\" + out
+    return out
+
+
+def _defuse_bare(text: str, links: _Links) -> str:
+    def replace(m: re.Match[str]) -> str:
+        url = m.group("url")
+        if url is None:
+            return m.group("www")[:-1] + _ZWSP + "."
+        if links.allowed(url):
+            # After an `&` (an entity, `&lt;`, may end the URL for GitHub) the rest is text.
+            kept, amp, rest = url.partition("&")
+            return kept + (_defuse_bare(amp + rest, links) if amp else "")
+        return _joined(m, _defuse_bare(url.split("://", 1)[1], links))
+
+    return _BARE.sub(replace, text)
+
+
+def _defuse_pieces(text: str, links: _Links) -> str:
+    """Prose is rewritten; inline code only gets invisible breaks (if GitHub sees it as
+    code it renders no link anyway, and if not, the breaks still stop one)."""
+    out: list[str] = []
+    last = 0
+    for m in _CODE_SPAN.finditer(text):
+        out.append(_defuse_prose(text[last : m.start()], links))
+        out.append(_CODE_BREAKS.sub(_ZWSP, m.group(0)))
+        last = m.end()
+    out.append(_defuse_prose(text[last:], links))
+    # Taking a scheme or a link's brackets off the start of a line can leave a fence there.
+    return _FENCE_LIKE.sub(lambda m: m.group(1) + "\\", "".join(out))
+
+
+def _defuse_once(text: str, links: _Links) -> str:
+    return "\n".join(
+        piece if is_code else _defuse_pieces(piece, links) for is_code, piece in _segments(text)
+    )
+
+
+def _break_all(text: str) -> str:
+    """Every link syntax outside fenced code broken by zero-width spaces: settles at once."""
+    return "\n".join(
+        piece if is_code else _CODE_BREAKS.sub(_ZWSP, piece) for is_code, piece in _segments(text)
+    )
+
+
+def defuse_links(text: str, repo: str | None, *, host: str = "github.com") -> str:
+    """Links (Markdown, reference-style, autolinks, bare URLs) that do not point into
+    `https://{host}/{repo}` made inert text; `repo` None: every link (see the module
+    docstring). Meant for text `sanitize_markdown` already made safe; applying it again
+    changes nothing."""
+    links = _links(repo, host)
+    # What is left once a link is taken apart can form another (`<http://[x]:> //h` leaves
+    # a definition), so go on until nothing changes.
+    for _ in range(_MAX_PASSES):
+        out = _defuse_once(text, links)
+        if out == text:
+            return out
+        text = out
+    return _break_all(text)

@@ -35,7 +35,10 @@ async def publish(
     )
     async with lock:
         comment = await upsert_sticky_comment(
-            ctx.client, pull.number, render_comment(advisory), await deps.github.app_login()
+            ctx.client,
+            pull.number,
+            render_comment(advisory, repo=record.repo),
+            await deps.github.app_login(),
         )
     gate = setup.config.gate
     output = render_check_run(advisory, gate=gate, comment_url=comment.html_url)

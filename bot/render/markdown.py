@@ -10,7 +10,9 @@ in this order: per-assessment details (longest first), the discussion, the findi
 banner and the top findings are never dropped.
 
 Every model-written string goes through `bot.safety`; table cells additionally
-escape `|` and stay on one line.
+escape `|` and stay on one line. Links in the composed comment that do not point into the
+repository (`repo`, on github.com) are shown as text (`bot.safety.defuse_links`): a model
+must not be able to put a phishing link under the App's name.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from bot.council.advisory import (
     TopFinding,
 )
 from bot.council.schemas import Assessment
-from bot.safety import sanitize_html_text, sanitize_inline, sanitize_markdown
+from bot.safety import defuse_links, sanitize_html_text, sanitize_inline, sanitize_markdown
 
 __all__ = [
     "COMMENT_MARKER",
@@ -475,6 +477,7 @@ class _Layout:
     top_limit: int | None = None
     cost: str = ""
     has_conditions: bool = False
+    repo: str | None = None  # "OWNER/NAME": links into it stay links
 
     def compose(self) -> str:
         a = self.advisory
@@ -493,7 +496,8 @@ class _Layout:
         body = "\n\n".join(t for t in tail if t)
         # Belt and braces: the sanitizer already makes the marker impossible in model text.
         body = body.replace(COMMENT_MARKER, "")
-        return _head(a, self.top_limit) + ("\n\n" + body if body else "") + "\n"
+        text = _head(a, self.top_limit) + ("\n\n" + body if body else "") + "\n"
+        return defuse_links(text, self.repo)
 
 
 def _drop_assessment(layout: _Layout) -> bool:
@@ -554,7 +558,7 @@ _SHRINK_STEPS: tuple[Callable[[_Layout], bool], ...] = (
 )
 
 
-def _layout(advisory: Advisory) -> _Layout:
+def _layout(advisory: Advisory, repo: str | None) -> _Layout:
     assessments = [_assessment_details(s) for s in advisory.seats if s.assessment is not None]
     discussion = _discussion_lines(advisory)
     sections = _synthesis_sections(advisory)
@@ -570,12 +574,16 @@ def _layout(advisory: Advisory) -> _Layout:
         discussion_shown=len(discussion),
         cost=_cost(advisory),
         has_conditions=bool(conditions),
+        repo=repo,
     )
 
 
-def render_comment(advisory: Advisory, *, max_chars: int = 65_000) -> str:
-    """The sticky comment: starts with `COMMENT_MARKER`, never longer than `max_chars`."""
-    layout = _layout(advisory)
+def render_comment(advisory: Advisory, *, max_chars: int = 65_000, repo: str | None = None) -> str:
+    """The sticky comment: starts with `COMMENT_MARKER`, never longer than `max_chars`.
+
+    `repo` ("OWNER/NAME") is the repository the comment is posted on: links into it stay
+    links, every other link is shown as text (all of them when `repo` is None)."""
+    layout = _layout(advisory, repo)
     text = layout.compose()
     for step in _SHRINK_STEPS:
         while len(text) > max_chars and step(layout):

@@ -471,3 +471,48 @@ def test_check_run_summary_stays_under_the_limit() -> None:
     assert len(out.summary) < 65_535
     assert out.text is not None and len(out.text) < 65_535
     assert "more." in out.summary
+
+
+HOSTILE_LINKS = (
+    "Log in at [the fix](http://evil.example/login?next=/) or <http://x.example/a>, see "
+    "https://evil.example/b and www.evil.example/c, read [the docs][1], and compare "
+    "[the file](https://github.com/octo/repo/blob/main/app.py#L3).\n\n"
+    "[1]: https://evil.example/ref"
+)
+
+
+def _hrefs(markdown: str) -> list[str]:
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(markdown)
+    children = [c for t in tokens for c in (t.children or [])]
+    return [str(c.attrs["href"]) for c in children if c.type == "link_open"]
+
+
+def test_links_in_model_text_stay_links_only_into_the_repository() -> None:
+    adv = advisory(seats=[seat(0, text=HOSTILE_LINKS), seat(1)])
+    assert adv.synthesis is not None
+    adv.synthesis.recommendation = HOSTILE_LINKS
+    adv.findings[0].title = "See [login](https://evil.example/t) or https://evil.example/u"
+
+    text = render_comment(adv, repo="octo/repo")
+
+    assert "Log in at the fix (evil.example/login?next=/) or x.example/a, see" in text
+    assert "evil.example/b and www\u200b.evil.example/c, read [the docs][1]" in text
+    assert "\\[1]: evil.example/ref" in text  # the definition is text: `[the docs][1]` too
+    assert "[the file](https://github.com/octo/repo/blob/main/app.py#L3)" in text
+    assert "| **See login (evil.example/t) or evil.example/u** Detail" in text  # a table cell
+    assert "http://" not in text and "https://evil" not in text
+    hrefs = _hrefs(text)
+    assert hrefs and set(hrefs) == {"https://github.com/octo/repo/blob/main/app.py#L3"}
+
+
+def test_without_the_repository_no_model_link_stays_a_link() -> None:
+    adv = advisory()
+    assert adv.synthesis is not None
+    adv.synthesis.recommendation = HOSTILE_LINKS
+
+    text = render_comment(adv)
+
+    assert "compare the file (github.com/octo/repo/blob/main/app.py#L3)." in text
+    assert _hrefs(text) == []

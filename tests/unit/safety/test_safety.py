@@ -1,16 +1,20 @@
-"""Model output made safe to publish: nothing renders as HTML, an image or a mention."""
+"""Model output made safe to publish: nothing renders as HTML, an image or a mention, and
+no link leads off the repository."""
 
 from __future__ import annotations
 
+import posixpath
 import re
+from urllib.parse import unquote, urlsplit
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from bot.render.markdown import COMMENT_MARKER
-from bot.safety import sanitize_inline, sanitize_markdown
+from bot.safety import defuse_links, sanitize_inline, sanitize_markdown
 
 # CommonMark with raw HTML enabled, as GitHub parses before its own HTML filter.
 MD = MarkdownIt("commonmark")
@@ -204,3 +208,154 @@ def test_inline_text_is_one_safe_line(text: str) -> None:
     assert sanitize_inline(out) == out
     assert COMMENT_MARKER not in out
     assert rendered_hazards(out) == []
+
+
+# --- links: only into the repository --------------------------------------------------------
+
+REPO = "octo/repo"
+REPO_URL = "https://github.com/octo/repo"
+# What GitHub's autolinker (cmark-gfm's extension) links in text: a URL whose scheme is the
+# letters before `://`, and `www.` after a space, `*`, `_`, `~` or `(`.
+BARE_LINK = re.compile(r"(?:https?|ftp)://[^\s<]*|(?:^|(?<=[\s*_~(]))www\.[^\s<]*", re.I)
+
+
+def live_links(markdown: str) -> list[str]:
+    """Every destination a reader could click: Markdown links (inline, reference-style,
+    autolinks) as CommonMark parses them, and the bare URLs GitHub would link."""
+    found = []
+    for t in _tokens(MD.parse(markdown)):
+        if t.type == "link_open":
+            found.append(str(t.attrs.get("href", "")))
+        if t.type == "text":
+            found += [m.group(0) for m in BARE_LINK.finditer(t.content)]
+    return found
+
+
+def into_the_repo(url: str) -> bool:
+    """Where a browser lands: https on github.com, and a path that, normalized (with
+    escapes decoded and backslashes as slashes), is still under /octo/repo."""
+    url = url.rstrip(".,:;!?*_~'\")]>")  # a sentence's punctuation after a bare URL
+    parts = urlsplit(url.replace("\\", "/"))
+    if parts.scheme.lower() != "https" or parts.netloc.lower() != "github.com":
+        return False
+    path = posixpath.normpath(unquote(parts.path) or "/")
+    return [segment.lower() for segment in path.split("/")[1:3]] == ["octo", "repo"]
+
+
+def defused(text: str, repo: str | None = REPO) -> str:
+    return defuse_links(sanitize_markdown(text), repo)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            "See [the fix](http://evil.example/login?next=/) first.",
+            "See the fix (evil.example/login?next=/) first.",
+        ),
+        ("[https://evil.example/a](https://evil.example/a)", "evil.example/a"),
+        ('[x](<https://evil.example/a b> "title")', "x (evil.example/a b)"),
+        ("[x](//evil.example/p)", "x (evil.example/p)"),
+        ("Mail <http://x.example/a>.", "Mail x.example/a."),
+        ("Go to https://evil.example/b now", "Go to evil.example/b now"),
+        ("Or (www.evil.example/c)", "Or (www\u200b.evil.example/c)"),
+        ("1234http://evil.example/d", "1234evil.example/d"),
+        (
+            "Read [the docs][1].\n\n[1]: https://evil.example/ref 'Docs'",
+            "Read [the docs][1].\n\n\\[1]: evil.example/ref 'Docs'",
+        ),
+        (
+            "[a [b](http://evil.example) c](https://github.com/octo/repo)",
+            "[a [b]\\(evil.example) c](https://github.com/octo/repo)",
+        ),
+        ("| [x](http://e.example/y\\|z) |", "| x (e.example/y\\|z) |"),
+        ("`curl https://api.example/v1`", "`curl https\u200b://api.example/v1`"),
+        ("```\ncurl https://api.example/v1\n```", "```\ncurl https://api.example/v1\n```"),
+    ],
+)
+def test_links_off_the_repository_are_shown_as_text(text: str, shown: str) -> None:
+    out = defused(text)
+    assert out == shown
+    assert [link for link in live_links(out) if not into_the_repo(link)] == []
+    assert defuse_links(out, REPO) == out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[the file](https://github.com/octo/repo/blob/main/app.py#L3)",
+        "[issue](https://GitHub.com/Octo/Repo/issues/4 'the bug')",
+        "See https://github.com/octo/repo/pull/5.",
+        "<https://github.com/octo/repo/commit/abc>",
+        "[ref][r]\n\n[r]: https://github.com/octo/repo/wiki",
+    ],
+)
+def test_links_into_the_repository_stay_links(text: str) -> None:
+    out = defused(text)
+    links = live_links(out)
+    assert links and all(into_the_repo(link) for link in links), out
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://github.com/octo/repo-evil/x",
+        "https://github.com/octo/repo.evil/x",
+        "https://github.com/octo/repo/../../evil/x",
+        "https://github.com/octo/repo/%2e%2e/%2e%2e/evil",
+        "https://github.com/octo/repo\\..\\evil",
+        "http://github.com/octo/repo/x",
+        "https://github.com.evil.example/octo/repo/x",
+        "https://github.com/other/repo",
+    ],
+)
+def test_look_alikes_of_the_repository_are_not_into_it(url: str) -> None:
+    for text in (f"[x]({url})", url, f"<{url}>", f"[x][r]\n\n[r]: {url}"):
+        out = defused(text)
+        assert [link for link in live_links(out) if not into_the_repo(link)] == [], out
+        assert live_links(out) == [], out
+
+
+def test_without_a_repository_every_link_is_text() -> None:
+    out = defused("[the file](https://github.com/octo/repo/blob/main/a.py) and " + REPO_URL, None)
+    assert out == "the file (github.com/octo/repo/blob/main/a.py) and github.com/octo/repo"
+    assert live_links(out) == []
+
+
+LINK_FRAGMENTS = [
+    *FRAGMENTS,
+    "http://",
+    "https://",
+    "HTTPS://",
+    "//",
+    "www.",
+    "evil.example",
+    "/x",
+    "1",
+    ":",
+    "]: ",
+    "](",
+    "][",
+    "[r]",
+    "<http://e.example>",
+    REPO_URL,
+    REPO_URL + "/",
+    "..",
+    "%2e",
+    "%2F",
+    "\\",
+]
+linky_text = st.lists(
+    st.one_of(st.sampled_from(LINK_FRAGMENTS), st.text(max_size=3)), max_size=40
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(linky_text)
+def test_no_link_leaves_the_repository_and_defusing_is_stable(text: str) -> None:
+    out = defused(text)
+    assert [link for link in live_links(out) if not into_the_repo(link)] == []
+    assert defuse_links(out, REPO) == out
+    assert rendered_hazards(out) == []
+    # Taking links apart opened no code block that would swallow what follows.
+    assert "heading_open" in [t.type for t in MD.parse(out + "\n\n## Tail\n")]
