@@ -250,14 +250,14 @@ async def test_no_secret_reaches_a_model_the_store_a_log_or_github(
         assert not any("hidden instruction" in t for t in texts), f"hidden text in {where}"
 
     # Each text arrived, cleaned: the words around the secrets, and a marker for each kind.
-    words = ("TITLEWORD", "BODYWORD", "COMMITWORD", "QUESTIONWORD", "FILEWORD")
-    words += ("RELATEDWORD", "READMEWORD")
+    words = ["TITLEWORD", "BODYWORD", "COMMITWORD", "QUESTIONWORD", "FILEWORD"]
+    words += ["RELATEDWORD", "READMEWORD"]  # a file importing the changed one; the README
     seen = "\n".join(c.request.text for c in models.calls)
     assert all(w in seen for w in words), [w for w in words if w not in seen]
     kinds = {s.kind for s in planted.secrets.values()}
     assert {k for k in kinds if f"[REDACTED:{k}]" in seen} == kinds
     assert "\u200b" not in seen
-    # The question is stored, shown and logged as it was cleaned.
+    # The question is stored and shown as it was cleaned.
     topic = "QUESTIONWORD may [REDACTED:github-token] and [REDACTED:model-api-key]"
     assert any(topic in row for row in rows)
     assert any(topic in body for body in published)
