@@ -38,3 +38,7 @@ GITHUB_RATE_LIMIT_WAITS = Counter(
 GITHUB_RATE_LIMIT_WAIT_SECONDS = Counter(
     "council_github_rate_limit_wait_seconds_total", "Seconds spent waiting on rate limits."
 )
+REDIS_DOWN = Gauge(
+    "council_worker_redis_down",
+    "1 while this worker cannot reach Redis (it keeps running and retries), else 0.",
+)

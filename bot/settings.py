@@ -105,6 +105,12 @@ class Settings(BaseSettings):
     redis_url: str = Field(
         default="redis://127.0.0.1:6379/0", validation_alias=AliasChoices("REDIS_URL")
     )
+    redis_timeout_s: float = Field(
+        default=3.0,
+        gt=0,
+        description="Deadline of every Redis command: an unreachable or frozen Redis fails "
+        "fast (the webhook still answers GitHub in time; the worker keeps running).",
+    )
     database_url: str = Field(
         default_factory=lambda: f"sqlite+aiosqlite:///{_state_dir() / 'council.db'}",
         validation_alias=AliasChoices("DATABASE_URL"),

@@ -8,13 +8,15 @@ sleeps.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 _ACQUIRE = """
 local now = tonumber(ARGV[1])
@@ -51,15 +53,29 @@ class RedisSemaphore:
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
+        """Wait for a slot. While Redis cannot be reached the wait goes on (the call's own
+        deadline bounds it); a slot whose release is lost expires with its lease."""
         token = uuid.uuid4().hex
-        while not await self._acquire(
-            keys=[self._slots], args=[_now_ms(), self._limit, self._lease_ms, token]
-        ):
-            await self._redis.blpop([self._released], timeout=_WAKE_S)  # type: ignore[misc]
+        while not await self._try_acquire(token):
+            try:
+                await self._redis.blpop([self._released], timeout=_WAKE_S)  # type: ignore[misc]
+            except (TimeoutError, RedisError, OSError):
+                await asyncio.sleep(_WAKE_S)
         try:
             yield
         finally:
-            await self._release(keys=[self._slots, self._released], args=[token, self._limit])
+            with suppress(RedisError, OSError, asyncio.TimeoutError):
+                await self._release(keys=[self._slots, self._released], args=[token, self._limit])
+
+    async def _try_acquire(self, token: str) -> bool:
+        try:
+            return bool(
+                await self._acquire(
+                    keys=[self._slots], args=[_now_ms(), self._limit, self._lease_ms, token]
+                )
+            )
+        except (TimeoutError, RedisError, OSError):
+            return False
 
     async def held(self) -> int:
         await self._redis.zremrangebyscore(self._slots, "-inf", _now_ms())

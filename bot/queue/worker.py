@@ -8,6 +8,7 @@ calls, each with its re-asks, at the call deadline) plus GitHub work; aborts are
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -16,17 +17,21 @@ from arq.connections import ArqRedis, RedisSettings
 from arq.cron import cron
 from arq.worker import Worker, func
 from prometheus_client import start_http_server
+from redis.exceptions import RedisError
 
-from bot.metrics import JOBS, JOBS_RUNNING
+from bot.metrics import JOBS, JOBS_RUNNING, REDIS_DOWN
 from bot.queue.control import cancel, reply_help
 from bot.queue.deliberate import DeliberationJob
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobs import JobFunction, JobRequest, job_timeout_s
 from bot.queue.outcomes import record_closed, record_installation
 from bot.queue.reconcile import reconcile
+from bot.queue.redis import connect_redis
 from bot.settings import Settings
 
 log = structlog.get_logger(__name__)
+
+MAX_POLL_BACKOFF_S = 5.0
 
 JobHandler = Callable[[WorkerDeps, JobRequest], Awaitable[str]]
 
@@ -107,7 +112,7 @@ def build_worker(
         if deps is not None:
             await deps.close()
 
-    return Worker(
+    return ResilientWorker(
         functions(),
         queue_name=settings.queue_name,
         redis_settings=RedisSettings.from_dsn(settings.redis_url),
@@ -136,7 +141,45 @@ def build_worker(
     )
 
 
+class ResilientWorker(Worker):
+    """arq's worker, with a poll loop that outlives a Redis outage.
+
+    arq 0.28 (pinned) lets any Redis error in its poll loop end the worker: a Redis restart
+    took every running review down with it. Here a failed poll is logged and retried with a
+    growing pause (at most `MAX_POLL_BACKOFF_S`); running jobs go on, and once Redis answers
+    again the loop picks up where it was (jobs that lost their claim are resumed by the
+    reconciler)."""
+
+    _down_since: float | None = None
+
+    async def _poll_iteration(self) -> None:
+        try:
+            await super()._poll_iteration()
+        except (TimeoutError, RedisError, OSError) as error:
+            now = time.monotonic()
+            if self._down_since is None:
+                self._down_since = now
+                log.warning("redis_unavailable", error=type(error).__name__)
+            REDIS_DOWN.set(1)
+            await asyncio.sleep(min(MAX_POLL_BACKOFF_S, 0.5 + (now - self._down_since) / 4))
+            return
+        if self._down_since is not None:
+            log.warning("redis_back", after_s=round(time.monotonic() - self._down_since, 1))
+            self._down_since = None
+            REDIS_DOWN.set(0)
+
+
 def run_worker(settings: Settings) -> None:
     if settings.worker_metrics_port:
         start_http_server(settings.worker_metrics_port)
-    build_worker(settings).run()
+    asyncio.run(_serve(settings))
+
+
+async def _serve(settings: Settings) -> None:
+    worker = build_worker(settings, redis=await connect_redis(settings))
+    try:
+        await worker.async_run()
+    except asyncio.CancelledError:
+        pass  # a signal: arq cancelled its main task
+    finally:
+        await worker.close()
