@@ -3,6 +3,10 @@
 A `/council` command needs a commenter with write or admin access; automatic triggers
 (label, push) skip closed PRs, drafts, labels that are not trigger labels and stale pushes.
 All of it is decided before the repo's personas are read or a check run is opened.
+
+A `/council` command that GitHub fails (reading the PR or its config, the commenter's
+permission, after the client's retries) gets a reply saying what failed and to try again;
+`reply_failure` says the same for a failure later in the job.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from bot.github.fetch import PullInfo, fetch_pull
 from bot.github.permissions import can_trigger
 from bot.github.publish import react, reply
 from bot.queue.deps import WorkerDeps
+from bot.queue.failures import explain_failure
 from bot.queue.jobcontext import JobContext
 from bot.queue.jobs import JobRequest
 from bot.render.checks import BUTTON_DEBATE
@@ -47,6 +52,28 @@ class Admitted:
 
 async def admit(ctx: JobContext) -> Admitted:
     """The PR, its config and the protocol, or `Skip` with the reason."""
+    try:
+        return await _admit(ctx)
+    except GitHubError as error:
+        await reply_failure(ctx, error)
+        raise
+
+
+async def reply_failure(ctx: JobContext, error: BaseException) -> None:
+    """Tell the commenter of a `/council` command that it failed, what failed and to try
+    again (automatic triggers have nobody to tell; their check run says it). Best effort:
+    GitHub may well be what failed."""
+    request = ctx.request
+    if request.trigger != "command" or request.pr_number is None:
+        return
+    text = explain_failure(error, delivery_id=request.delivery_id)
+    try:
+        await reply(ctx.client, request.pr_number, f"@{request.sender_login} {text}")
+    except GitHubError as failed:
+        ctx.log.warning("failure_reply_failed", error=str(failed))
+
+
+async def _admit(ctx: JobContext) -> Admitted:
     pr_number, protocol = await _target(ctx)
     pull = await fetch_pull(ctx.client, pr_number)
     text, loaded = await read_repo_config(ctx.client, pull, ctx.settings)

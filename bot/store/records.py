@@ -58,6 +58,9 @@ __all__ = [
 
 class DeliberationStatus(StrEnum):
     RUNNING = "running"
+    # Deliberated, the advisory stored (`advisory_json`), but GitHub would not take it yet:
+    # the queue's `publish_pending` job posts it later.
+    PUBLISH_PENDING = "publish_pending"
     COMPLETED = "completed"
     FAILED = "failed"
     CANCELLED = "cancelled"
@@ -65,7 +68,7 @@ class DeliberationStatus(StrEnum):
 
     @property
     def finished(self) -> bool:
-        return self is not DeliberationStatus.RUNNING
+        return self not in (DeliberationStatus.RUNNING, DeliberationStatus.PUBLISH_PENDING)
 
 
 class DeliberationNotFoundError(LookupError):
