@@ -235,7 +235,9 @@ class CheckRunPublisher:
         return True
 
     async def note(self, check_run_id: int, title: str, summary: str) -> None:
-        """Say something on the run now (unthrottled), leaving it `in_progress`."""
+        """Say something on the run now, leaving it `in_progress`: the progress is over (any
+        update still on its way is cancelled), this is what the run says until completed."""
+        self._close(check_run_id)
         self._titles[check_run_id] = title
         output = {"title": _clip(title, 255), "summary": _clip(summary)}
         await self._update(check_run_id, "update the check run", output=output)

@@ -97,7 +97,7 @@ async def publish(
         await lifecycle.complete(output, conclusion, details_url=comment.html_url)
     except GitHubError as error:
         _count_usage(advisory)  # the tokens were spent, posted or not
-        await _keep(deps, ctx.client, lifecycle.check_run_id, pending, advisory, error)
+        await _keep(deps, lifecycle.publisher, lifecycle.check_run_id, pending, advisory, error)
         return
     _count_usage(advisory)
     await _record(deps, record, advisory, comment, lifecycle.check_run_id, conclusion, pending)
@@ -198,7 +198,7 @@ def _publisher(deps: WorkerDeps, client: RepoClient) -> CheckRunPublisher:
 
 async def _keep(
     deps: WorkerDeps,
-    client: RepoClient,
+    publisher: CheckRunPublisher,
     check_run_id: int | None,
     pending: PendingPublication,
     advisory: Advisory,
@@ -218,7 +218,7 @@ async def _keep(
     if check_run_id is not None and not isinstance(error, GitHubUnavailable):
         # GitHub answers (a rate limit, a refusal): say why the verdict is not there yet.
         # When it does not answer at all, this would only spend another retry budget.
-        await _note_waiting(deps, client, check_run_id, advisory, error, delay)
+        await _note_waiting(publisher, check_run_id, advisory, error, delay)
 
 
 async def _schedule(deps: WorkerDeps, pending: PendingPublication, error: GitHubError) -> float:
@@ -246,8 +246,7 @@ async def _schedule(deps: WorkerDeps, pending: PendingPublication, error: GitHub
 
 
 async def _note_waiting(
-    deps: WorkerDeps,
-    client: RepoClient,
+    publisher: CheckRunPublisher,
     check_run_id: int,
     advisory: Advisory,
     error: GitHubError,
@@ -259,7 +258,7 @@ async def _note_waiting(
         f"about {round(delay)} s; this check completes then."
     )
     try:
-        await _publisher(deps, client).note(check_run_id, "Advisory ready, not yet posted", summary)
+        await publisher.note(check_run_id, "Advisory ready, not yet posted", summary)
     except GitHubError as failed:  # the kept advisory matters, this note does not
         log.warning("check_run_note_failed", check_run_id=check_run_id, error=str(failed))
 
