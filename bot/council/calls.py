@@ -64,10 +64,13 @@ class CostLimitReached(Exception):
         self.where: str | None = None
 
     def reason(self) -> str:
+        """E.g. "The deliberation's cost cap of $2.00 stopped the council after 3 of 5
+        assessments (the next call could have cost up to $0.1900)."."""
+        cap = str(self.refusal)
         where = f" {self.where}" if self.where else ""
         return (
-            f"Stopped at {self.refusal}{where}: the next call could have cost up to "
-            f"${self.refusal.amount_usd:.4f} more."
+            f"{cap[:1].upper()}{cap[1:]} stopped the council{where} (the next call could have "
+            f"cost up to ${self.refusal.amount_usd:.4f})."
         )
 
 

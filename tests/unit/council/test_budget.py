@@ -105,8 +105,8 @@ async def test_parallel_seats_start_only_the_calls_whose_reservations_fit() -> N
     # The three that ran are kept; the two that did not start say why.
     assert advisory.resolution == Resolution.COST_LIMIT
     assert advisory.reason is not None
-    assert advisory.reason.startswith("Stopped at the deliberation's cost cap of $")
-    assert "after 3 of 5 assessments" in advisory.reason
+    assert advisory.reason.startswith("The deliberation's cost cap of $")
+    assert "stopped the council after 3 of 5 assessments" in advisory.reason
     states = sorted(s.state for s in advisory.seats)
     assert states == [SeatState.OK] * 3 + [SeatState.SKIPPED] * 2
     assert sum(s.assessment is not None for s in advisory.seats) == 3
@@ -154,7 +154,9 @@ async def test_a_stop_in_the_vote_says_how_many_voted() -> None:
     fake = FakeProviders(CouncilScript(latency_s=0.05))
     advisory = await deliberate(fake, PhaseCap("vote", grant=3))
     assert advisory.resolution == Resolution.COST_LIMIT and advisory.reason is not None
-    assert advisory.reason.startswith("Stopped at the test's cost cap of $1.00 after 3 of 5 votes")
+    assert advisory.reason.startswith(
+        "The test's cost cap of $1.00 stopped the council after 3 of 5 votes (the next call"
+    )
     assert sum(s.vote is not None for s in advisory.seats) == 3
     assert fake.tools().count("submit_synthesis") == 0
 
