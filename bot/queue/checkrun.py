@@ -33,12 +33,13 @@ class CheckRunLifecycle:
         self._progress_tasks: set[asyncio.Task[bool]] = set()
         self._phases: list[str] = []
 
-    async def open(self, loaded: ConfigResult) -> int:
+    async def open(self, note: str = "") -> int:
         """Ours from before a crash (stored, or found by external id), else a new one."""
         record = self.record
         found = record.check_run_id or await self.publisher.find(record.head_sha, record.id)
         if found is None:
-            summary = f"The council ({record.protocol}) is convening.{issues_note(loaded)}"
+            # `note`: the repo's setup problems (bot.queue.problems.setup_note), said at once.
+            summary = f"The council ({record.protocol}) is convening.{note}"
             found = await self.publisher.create(
                 record.head_sha, external_id=record.id, title="Council convening", summary=summary
             )

@@ -18,10 +18,11 @@ from bot.queue.deps import WorkerDeps
 from bot.queue.jobcontext import AUTOMATIC, JobContext
 from bot.queue.jobs import JobRequest
 from bot.queue.lease import Lease, LeaseLost
+from bot.queue.problems import setup_note
 from bot.queue.publishing import publish
 from bot.queue.spend import DailyCapReached, cost_cap
 from bot.review import Advisory, Resolution
-from bot.review.assemble import PreparedReview, ReviewOptions, prepare_review
+from bot.review.assemble import PreparedReview, ReviewError, ReviewOptions, prepare_review
 from bot.review.inputs import review_topic
 from bot.review.local import NothingToReview
 from bot.review.pull import pull_setup
@@ -126,7 +127,7 @@ class DeliberationJob:
         )
         if await resumes(ctx.db, record.id) > ctx.settings.max_resumes:
             lifecycle = CheckRunLifecycle(ctx, record)
-            await lifecycle.open(setup.loaded)
+            await lifecycle.open(setup_note(setup))
             await lifecycle.failed(
                 f"The deliberation was interrupted {ctx.settings.max_resumes + 1} times and "
                 "is not resumed again; comment /council to start a new one."
@@ -135,7 +136,7 @@ class DeliberationJob:
         await self._supersede(ctx, record)
         lifecycle = CheckRunLifecycle(ctx, record)
         try:
-            await lifecycle.open(setup.loaded)
+            await lifecycle.open(setup_note(setup))
             return await self._review(ctx, lifecycle, admitted, setup, lease)
         except asyncio.CancelledError:
             if lease.lost:  # another worker has it now; the check run is its to finish
@@ -200,8 +201,9 @@ class DeliberationJob:
         options = ReviewOptions(protocol=record.protocol, question=record.topic)
         available = [] if setup.config.models else await ctx.deps.providers.available_models()
         if not (setup.config.models or available):
-            raise RuntimeError(
-                "no model is configured for the council (set COUNCIL_MODELS or a provider key)"
+            raise ReviewError(
+                "No model is configured for the council: the operator sets COUNCIL_MODELS or a "
+                "provider key (ANTHROPIC_API_KEY, OPENAI_API_KEY)."
             )
         source = PullSource(ctx.client, admitted.pull)
         return await prepare_review(source, setup, ctx.settings, options, available=available)
