@@ -161,6 +161,12 @@ class Settings(BaseSettings):
     delivery_ttl_s: int = Field(
         default=3 * 86_400, ge=60, description="How long a delivery id is remembered."
     )
+    outbox_interval_s: float = Field(
+        default=5.0,
+        gt=0,
+        description="How often the web process enqueues the deliveries it kept in the "
+        "database while Redis was unavailable.",
+    )
     check_update_interval_s: float = Field(
         default=5.0, ge=0, description="Least time between check-run progress updates."
     )

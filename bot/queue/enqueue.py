@@ -8,7 +8,9 @@ does it all atomically, writing the job exactly as arq 0.28's `ArqRedis.enqueue_
 
 A delivery is known by its `X-GitHub-Delivery` id and by the SHA-256 of its raw body, each
 kept for `delivery_ttl_s`: the signature covers the body only, so a signed body replayed
-under a new delivery id is the same delivery, and is refused in the same round trip.
+under a new delivery id is the same delivery, and is refused in the same round trip. A
+delivery kept while Redis was down is enqueued later by its body's digest (`BodyDigest`),
+not its body.
 
 The job function receives one positional argument: the `JobRequest` as a JSON-mode dict
 (`request.model_dump(mode="json")`); the worker validates it back with
@@ -19,6 +21,7 @@ release still loads in the next.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -68,14 +71,26 @@ _OUTCOMES = (
 )
 
 
+@dataclass(frozen=True)
+class BodyDigest:
+    """A raw body's SHA-256 (hex): all the deduplication needs of the body."""
+
+    sha256: str
+
+    @classmethod
+    def of(cls, body: bytes) -> BodyDigest:
+        return cls(hashlib.sha256(body).hexdigest())
+
+
 def delivery_key(settings: Settings, delivery_id: str) -> str:
     """Delivery ids live beside their queue, so each deployment (and test) has its own."""
     return f"{settings.queue_name}:delivery:{delivery_id}"
 
 
-def body_key(settings: Settings, body: bytes) -> str:
+def body_key(settings: Settings, body: bytes | BodyDigest) -> str:
     """The raw body's SHA-256, beside the delivery ids and kept as long."""
-    return f"{settings.queue_name}:body:{hashlib.sha256(body).hexdigest()}"
+    digest = body if isinstance(body, BodyDigest) else BodyDigest.of(body)
+    return f"{settings.queue_name}:body:{digest.sha256}"
 
 
 async def _run_script(redis: ArqRedis, keys: list[str], args: list[str | int | bytes]) -> int:
@@ -108,7 +123,12 @@ def job_bytes(redis: ArqRedis, request: JobRequest, enqueue_time_ms: int) -> byt
 
 
 async def enqueue_once(
-    redis: ArqRedis, *, delivery_id: str, body: bytes, request: JobRequest, settings: Settings
+    redis: ArqRedis,
+    *,
+    delivery_id: str,
+    body: bytes | BodyDigest,
+    request: JobRequest,
+    settings: Settings,
 ) -> EnqueueOutcome:
     """Remember the delivery (its id and its raw `body`) and enqueue its job, unless the
     id, the body or the job was already there."""

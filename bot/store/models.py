@@ -202,3 +202,19 @@ class SpendReservationRow(Base):
     actual_usd: Mapped[float | None] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now)
     settled_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+
+
+class PendingDeliveryRow(Base):
+    """A routed delivery the receiver could not enqueue (Redis failed or did not answer in
+    time), kept until the web process's drainer enqueues it; see `bot.store.pending`."""
+
+    __tablename__ = "pending_deliveries"
+
+    delivery_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    job_id: Mapped[str] = mapped_column(String(512))
+    function: Mapped[str] = mapped_column(String(64))
+    # The job's argument, the `JobRequest` as JSON text, exactly as the receiver routed it.
+    payload: Mapped[str] = mapped_column(Text)
+    # The raw body's SHA-256: enqueueing later still refuses a replay of the same body.
+    body_sha256: Mapped[str] = mapped_column(String(64))
+    received_at: Mapped[datetime] = mapped_column(UtcDateTime, index=True)

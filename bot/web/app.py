@@ -1,4 +1,5 @@
-"""The web process: the webhook receiver, health and readiness, and Prometheus metrics."""
+"""The web process: the webhook receiver, health and readiness, Prometheus metrics, and the
+drainer of deliveries kept while Redis was unavailable."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from redis.exceptions import RedisError
 from starlette.responses import JSONResponse, Response
 
 from bot.settings import MissingSettingError, Settings
+from bot.store.db import Database
+from bot.web.outbox import draining
 from bot.web.webhook import WebhookReceiver
 
 WEBHOOK_PATH = "/webhooks/github"
@@ -21,7 +24,8 @@ READY_TIMEOUT_S = 1.0
 
 
 def create_app(settings: Settings, *, redis: ArqRedis | None = None) -> FastAPI:
-    """The app; opens its own arq Redis pool at start-up unless `redis` is given (tests)."""
+    """The app; opens its own arq Redis pool at start-up unless `redis` is given (tests),
+    and the database (`DATABASE_URL`), migrated to head, where deliveries are kept."""
     if settings.github_webhook_secret is None:
         raise MissingSettingError("missing required setting: GITHUB_WEBHOOK_SECRET")
     receiver = WebhookReceiver(settings, settings.github_webhook_secret.get_secret_value())
@@ -31,16 +35,24 @@ def create_app(settings: Settings, *, redis: ArqRedis | None = None) -> FastAPI:
         pool = redis or await create_pool(
             RedisSettings.from_dsn(settings.redis_url), default_queue_name=settings.queue_name
         )
-        receiver.redis = pool
-        # Everything alive now (modules, models, schemas: ~80,000 objects) lives as long as
-        # the process; freezing it keeps full garbage collections (~40 ms each, paid by
-        # whichever delivery triggers one) from walking it again and again.
-        gc.collect()
-        gc.freeze()
         try:
-            yield
+            # As the worker does: the schema at head before the first delivery is kept.
+            async with (
+                Database(settings.database_url) as database,
+                draining(pool, database, settings),
+            ):
+                receiver.redis, receiver.db = pool, database
+                # Everything alive now (modules, models, schemas: ~80,000 objects) lives as
+                # long as the process; freezing it keeps full garbage collections (~40 ms
+                # each, paid by whichever delivery triggers one) from walking it again and
+                # again.
+                gc.collect()
+                gc.freeze()
+                try:
+                    yield
+                finally:
+                    receiver.redis, receiver.db = None, None
         finally:
-            receiver.redis = None
             if redis is None:
                 await pool.aclose()
 

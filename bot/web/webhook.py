@@ -2,23 +2,30 @@
 
 The receiver never calls GitHub or a model; one Redis round trip per routed delivery
 (`enqueue_once`), so it answers in milliseconds and GitHub's 10-second timeout never bites.
+When Redis fails or does not answer within its deadline (a frozen Redis never does), the
+delivery is kept in the database and answered 202 `kept`; the drainer in `outbox`
+enqueues it once Redis is back. Only if the database fails too is the answer 503.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 
 import structlog
 from arq.connections import ArqRedis
 from githubkit.webhooks import verify
 from redis.exceptions import RedisError
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from bot.metrics import DELIVERIES
-from bot.queue.enqueue import EnqueueOutcome, enqueue_once
+from bot.queue.enqueue import EnqueueOutcome
 from bot.queue.jobs import JobRequest, job_id
 from bot.settings import Settings
+from bot.store.db import Database
+from bot.web.outbox import enqueue_bounded, keep
 from bot.web.routing import Ignored, InvalidPayload, route
 
 log = structlog.get_logger("bot.web")
@@ -40,12 +47,14 @@ MAX_BODY_BYTES = 25 * 1024 * 1024
 
 
 class WebhookReceiver:
-    """Holds the secret and the Redis pool; `handle` is the Starlette endpoint."""
+    """Holds the secret, the Redis pool and the database; `handle` is the Starlette
+    endpoint."""
 
     def __init__(self, settings: Settings, secret: str) -> None:
         self.settings = settings
         self._secret = secret
         self.redis: ArqRedis | None = None  # set by the app's lifespan
+        self.db: Database | None = None  # set by the app's lifespan
 
     async def handle(self, request: Request) -> Response:
         headers = request.headers
@@ -95,23 +104,47 @@ class WebhookReceiver:
         }
         if self.redis is None:
             raise RuntimeError("the webhook receiver has no Redis pool (app not started)")
+        received_at = datetime.now(UTC)
         try:
-            outcome = await enqueue_once(
-                self.redis,
-                delivery_id=delivery_id,
-                body=body,
-                request=request,
-                settings=self.settings,
+            outcome = await enqueue_bounded(
+                self.redis, self.settings, delivery_id=delivery_id, body=body, request=request
             )
-        except (RedisError, OSError) as error:
-            # 503 so GitHub records a failed delivery that an operator can redeliver.
-            log.error("webhook not queued", error=type(error).__name__, **context)
-            return _answer(event, "unavailable", 503, _status("unavailable", "redis"))
+        except (RedisError, OSError, TimeoutError) as error:
+            context["redis_error"] = type(error).__name__
+            return await self._keep(event, delivery_id, body, request, received_at, context)
         log.info("webhook " + outcome.value, **context)
         if outcome is EnqueueOutcome.QUEUED:
             return _answer(event, "queued", 202, {"status": "queued", "job_id": identifier})
         answer = {"status": "duplicate", "job_id": identifier, "reason": _REASONS[outcome]}
         return _answer(event, "duplicate", 200, answer)
+
+    async def _keep(
+        self,
+        event: str,
+        delivery_id: str,
+        body: bytes,
+        request: JobRequest,
+        received_at: datetime,
+        context: Mapping[str, object],
+    ) -> Response:
+        """Redis did not take the delivery: keep it for the drainer, and answer 202."""
+        if self.db is None:
+            raise RuntimeError("the webhook receiver has no database (app not started)")
+        try:
+            new = await keep(
+                self.db,
+                delivery_id=delivery_id,
+                body=body,
+                request=request,
+                received_at=received_at,
+            )
+        except (SQLAlchemyError, OSError, TimeoutError) as error:
+            # 503 so GitHub records a failed delivery that an operator can redeliver.
+            log.error("webhook not queued", error=type(error).__name__, **context)
+            return _answer(event, "unavailable", 503, _status("unavailable", "redis and database"))
+        log.warning("webhook kept", already_kept=not new, **context)
+        answer = {"status": "kept", "job_id": job_id(request)}
+        return _answer(event, "kept", 202, answer)
 
 
 async def _read_body(request: Request) -> bytes | None:

@@ -15,6 +15,7 @@ import hmac
 import json
 import os
 import random
+import tempfile
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -33,6 +34,9 @@ FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "github
 if not FIXTURES.is_dir():
     FIXTURES = Path("/work/shared/fixtures/github-webhooks")
 SECRET = "test-webhook-secret"
+# The web process keeps deliveries Redis would not take in its database: one SQLite file
+# per app, in a directory removed when the test process ends (never the user's own store).
+_DATABASES = tempfile.TemporaryDirectory(prefix="council-web-tests-")
 
 
 def redis_url() -> str:
@@ -46,6 +50,7 @@ def make_settings(**changes: Any) -> Settings:
         "github_webhook_secret": SECRET,
         "redis_url": redis_url(),
         "queue_name": f"arq:test:{uuid.uuid4().hex}",
+        "database_url": f"sqlite+aiosqlite:///{_DATABASES.name}/{uuid.uuid4().hex}.db",
     }
     values.update(changes)
     return Settings(**values)

@@ -144,14 +144,14 @@ async def test_migrates_an_empty_database_to_head_and_again(fresh_url: str) -> N
         assert await db.schema_revision() is None
         await db.connect()
         await db.connect()
-        assert await db.schema_revision() == Database.head_revision() == "0002_spend"
+        assert await db.schema_revision() == Database.head_revision() == "0003_pending"
         # The revision creates exactly what the models declare.
         async with db.engine.connect() as connection:
             assert await connection.run_sync(_schema_diff) == []
     finally:
         await db.dispose()
     async with Database(fresh_url) as reopened:
-        assert await reopened.schema_revision() == "0002_spend"
+        assert await reopened.schema_revision() == "0003_pending"
 
 
 MIGRATE_SCRIPT = """
@@ -185,7 +185,7 @@ async def test_two_processes_migrate_one_database_at_once(fresh_url: str, tmp_pa
 
     assert [code for code, _ in results] == [0, 0], [out.decode()[-2000:] for _, out in results]
     async with Database(fresh_url) as db:
-        assert await db.schema_revision() == "0002_spend"
+        assert await db.schema_revision() == "0003_pending"
         assert (await new_deliberation(db)).status is DeliberationStatus.RUNNING
 
 
