@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.council.advisory import Advisory
+from bot.council.budget import Budget, InMemoryBudget
 from bot.council.engine import Engine, ProgressEvent
 from bot.council.scoring import PersonaRecord, ReviewSignals, review_task_type
 from bot.providers import ProviderRegistry
@@ -20,7 +21,6 @@ from bot.review.assemble import PreparedReview
 from bot.settings import Settings
 
 if TYPE_CHECKING:  # SQLAlchemy costs a dry run time it does not need
-    from bot.council.budget import Budget
     from bot.council.calls import ProviderSource
     from bot.store.db import Database
 
@@ -122,6 +122,8 @@ async def review_and_record(
             db=db,
             max_cost_usd=prepared.setup.config.max_cost_usd,
             on_progress=on_progress,
+            # One process, one review, never resumed: its cap is held in memory.
+            budget=InMemoryBudget(prepared.setup.config.max_cost_usd),
         )
         await set_status(
             db,
