@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import time
 
+from bot.github.errors import GitHubError
 from bot.metrics import DELIBERATION_SECONDS
-from bot.queue.admission import Admitted, Skip, admit
+from bot.queue.admission import Admitted, Skip, admit, reply_failure
 from bot.queue.checkrun import CheckRunLifecycle
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobcontext import AUTOMATIC, JobContext
@@ -66,9 +67,14 @@ class DeliberationJob:
             return f"skipped: {skip}"
         # Only now the repo's personas (a directory listing and a read per file): most
         # label and push events are skipped by admission and need none of it.
-        setup = await pull_setup(
-            ctx.client, admitted.pull, ctx.settings, ctx.deps.catalog, admitted.config_text
-        )
+        try:
+            setup = await pull_setup(
+                ctx.client, admitted.pull, ctx.settings, ctx.deps.catalog, admitted.config_text
+            )
+        except GitHubError as error:  # nothing is open yet: say it where it was asked
+            ctx.log.exception("personas_unreadable")
+            await reply_failure(ctx, error)
+            return "failed: the repository's personas could not be read"
         return await self._deliberate(ctx, admitted, setup, resuming=running is not None)
 
     async def _deliberate(
@@ -151,6 +157,7 @@ class DeliberationJob:
         except Exception as error:  # the check run must never stay in_progress
             ctx.log.exception("deliberation_failed")
             await lifecycle.failed(error)
+            await reply_failure(ctx, error)  # a commenter hears of it on the PR too
             return "failed"
 
     async def _review(

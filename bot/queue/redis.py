@@ -13,7 +13,8 @@ from arq.connections import ArqRedis
 from bot.settings import Settings
 
 
-async def connect_redis(settings: Settings) -> ArqRedis:
+async def connect_redis(settings: Settings, *, ping: bool = True) -> ArqRedis:
+    """A pool whose every command has a deadline; `ping` first checks Redis answers."""
     pool: ArqRedis = ArqRedis.from_url(
         settings.redis_url,
         socket_timeout=settings.redis_timeout_s,
@@ -21,5 +22,6 @@ async def connect_redis(settings: Settings) -> ArqRedis:
         health_check_interval=30,
     )
     pool.default_queue_name = settings.queue_name
-    await pool.ping()
+    if ping:
+        await pool.ping()
     return pool

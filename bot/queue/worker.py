@@ -25,6 +25,7 @@ from bot.queue.deliberate import DeliberationJob
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobs import JobFunction, JobRequest, job_timeout_s
 from bot.queue.outcomes import record_closed, record_installation
+from bot.queue.publishing import PUBLISH_JOB, publish_pending
 from bot.queue.reconcile import reconcile
 from bot.queue.redis import connect_redis
 from bot.settings import Settings
@@ -92,6 +93,7 @@ def functions() -> list[Any]:
         _job(JobFunction.CANCEL, cancel),
         _job(JobFunction.OUTCOME, record_closed),
         _job(JobFunction.INSTALLATION, record_installation),
+        func(publish_pending, name=PUBLISH_JOB),  # an advisory GitHub did not take, again
     ]
 
 

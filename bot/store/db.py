@@ -128,6 +128,15 @@ class Database:
         async with maker() as session, session.begin():
             yield session
 
+    async def answers(self) -> bool:
+        """Whether the database takes a query now (readiness checks)."""
+        try:
+            async with self.engine.connect() as connection:
+                await connection.exec_driver_sql("SELECT 1")
+        except Exception:  # any driver's way of saying no
+            return False
+        return True
+
     async def dispose(self) -> None:
         await self.engine.dispose()
 

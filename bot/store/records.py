@@ -469,6 +469,7 @@ async def daily_cost(db: Database, installation_id: int, day: date) -> float:
     async with db.session(readonly=True) as session:
         return float(await session.scalar(query) or 0.0)
 
+
 async def stale_running(db: Database, *, created_before: datetime) -> list[DeliberationRecord]:
     """Running deliberations of every repository started before `created_before`: the
     candidates whose runner may have died (the reconciler checks each one's claim)."""

@@ -8,12 +8,13 @@ import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from arq.connections import ArqRedis, RedisSettings, create_pool
+from arq.connections import ArqRedis
 from fastapi import FastAPI
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from redis.exceptions import RedisError
 from starlette.responses import JSONResponse, Response
 
+from bot.queue.redis import connect_redis
 from bot.settings import MissingSettingError, Settings
 from bot.store.db import Database
 from bot.web.outbox import draining
@@ -32,9 +33,8 @@ def create_app(settings: Settings, *, redis: ArqRedis | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        pool = redis or await create_pool(
-            RedisSettings.from_dsn(settings.redis_url), default_queue_name=settings.queue_name
-        )
+        # Not pinged: the receiver starts, and keeps deliveries, while Redis is away.
+        pool = redis or await connect_redis(settings, ping=False)
         try:
             # As the worker does: the schema at head before the first delivery is kept.
             async with (
@@ -71,13 +71,29 @@ def create_app(settings: Settings, *, redis: ArqRedis | None = None) -> FastAPI:
     async def readyz() -> JSONResponse:
         if receiver.redis is not None and await _answers(receiver.redis):
             return JSONResponse({"status": "ready"})
-        return JSONResponse({"status": "unavailable", "detail": "redis"}, status_code=503)
+        # Without Redis the receiver still takes deliveries: it keeps them in the database
+        # and enqueues them when Redis is back. Unready only when it could do neither.
+        if receiver.db is not None and await _db_answers(receiver.db):
+            return JSONResponse(
+                {"status": "degraded", "detail": "redis unavailable; deliveries are kept"}
+            )
+        return JSONResponse(
+            {"status": "unavailable", "detail": "redis and the database"}, status_code=503
+        )
 
     @app.get("/metrics")
     async def metrics() -> Response:
         return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
 
     return app
+
+
+async def _db_answers(database: Database) -> bool:
+    try:
+        async with asyncio.timeout(READY_TIMEOUT_S):
+            return await database.answers()
+    except TimeoutError:
+        return False
 
 
 async def _answers(redis: ArqRedis) -> bool:

@@ -142,12 +142,6 @@ async def test_a_storm_past_the_budget_on_creating_the_check_run_leaves_nothing_
     assert advisories(gh) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the failure path must call bot.queue.admission.reply_failure(ctx, error) "
-    "after lifecycle.failed(error) in bot/queue/deliberate.py (owned by the crash-recovery "
-    "change); admission failures already reply",
-)
 async def test_a_storm_past_the_budget_on_creating_the_check_run_gets_a_reply(
     tmp_path: Path, models: FakeModelServer, gh: FakeGitHub
 ) -> None:
