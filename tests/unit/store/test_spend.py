@@ -236,7 +236,7 @@ async def test_eight_concurrent_reviews_stay_within_the_daily_cap(db_url: str) -
     assert all(r.state is not ReservationState.RESERVED for r in held)
     stopped = [a for a in advisories if a.resolution == Resolution.COST_LIMIT]
     assert stopped, "the cap never bound"
-    assert all(a.reason and "the installation's daily cost cap" in a.reason for a in stopped)
+    assert all(a.reason and "The installation's daily cost cap" in a.reason for a in stopped)
 
 
 async def test_the_pull_request_cap_holds_across_its_deliberations(db: Database) -> None:
@@ -262,7 +262,7 @@ async def test_the_pull_request_cap_holds_across_its_deliberations(db: Database)
     assert first.resolution == Resolution.APPROVED
     second = await review(7)  # a re-run of the same pull request
     assert second.resolution == Resolution.COST_LIMIT
-    assert second.reason and "the pull request's cost cap" in second.reason
+    assert second.reason and second.reason.startswith("The pull request's cost cap of $")
     assert second.usage.calls < first.usage.calls
     assert await pr_cost(db, repo, 7) <= cap
     assert await pr_cost(db, repo, 7) == pytest.approx(first.usage.cost_usd + second.usage.cost_usd)
@@ -301,7 +301,7 @@ async def test_a_call_whose_worker_died_stays_charged_at_its_reservation(db_url:
         resumed = budget(second, record.id, deliberation_usd=dead + 2.5 * each)
         advisory = await engine(fake, second).deliberate(request(record.id), budget=resumed)
         assert [c.tool for c in fake.calls] == [ASSESS] * 2
-        assert advisory.reason and "after 2 of 5 assessments" in advisory.reason
+        assert advisory.reason and "stopped the council after 2 of 5 assessments" in advisory.reason
         charged = await deliberation_charged(second, record.id)
         assert charged == pytest.approx(dead + fake.cost_usd)
         assert await records.daily_cost(second, installation, DAY) == pytest.approx(charged)
