@@ -10,7 +10,13 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from bot.context import BuiltContext, GuidanceSource, PullRequestMeta, build_context
+from bot.context import (
+    BuiltContext,
+    GuidanceSource,
+    PullRequestMeta,
+    build_context,
+    clean_untrusted,
+)
 from bot.context.diff import nothing_to_review
 from bot.review.local import LocalChange, NothingToReview
 from bot.review.localrepo import build_local_context
@@ -77,8 +83,10 @@ class PullSource:
 
     @property
     def compared(self) -> str:
+        # Branch names are the PR author's words: cleaned like the rest before they are shown.
         pull = self.pull
-        return f"{pull.base_ref}..{pull.head_ref} ({pull.head_sha[:7]}) of #{pull.number}"
+        base, head = clean_untrusted(pull.base_ref), clean_untrusted(pull.head_ref)
+        return f"{base}..{head} ({pull.head_sha[:7]}) of #{pull.number}"
 
     @property
     def head_sha(self) -> str | None:
@@ -121,7 +129,8 @@ class PullSource:
             )
         if diff.rebuilt_from_files and diff.files_without_patch:
             notes.append(
-                "GitHub did not show the changes of: " + ", ".join(diff.files_without_patch[:20])
+                "GitHub did not show the changes of: "
+                + ", ".join(clean_untrusted(p) for p in diff.files_without_patch[:20])
             )
         return Gathered(built, notes)
 

@@ -41,7 +41,7 @@ async def test_a_binary_only_pull_request_is_nothing_to_review(
         diff=BINARY_ONLY,
         files_at_head={**FILES, "logo.png": b"\x89PNG\r\n\x1a\n"},
         user=AUTHOR,
-        head_ref="new-logo",
+        head_ref="new-logo-AKIAIOSFODNN7EXAMPLE",  # a branch name is the author's words
     )
     models.default(CouncilScript().reply)
     async with running_app(app_settings(tmp_path, models, gh, KEYS[0])) as app:
@@ -57,7 +57,8 @@ async def test_a_binary_only_pull_request_is_nothing_to_review(
     (run,) = gh.check_runs(REPO)
     assert run.conclusion == "neutral"
     title = run.title or ""
-    assert title.startswith("Nothing to review") and "main..new-logo" in title
+    assert title.startswith("Nothing to review") and "main..new-logo-" in title
+    assert "AKIAIOSFODNN7EXAMPLE" not in f"{title}{run.summary}"  # redacted, as everywhere
     assert "only binary files changed: logo.png" in title
     assert models.calls == []  # nothing was sent to a model
     assert [c for c in gh.comments(REPO, PR) if c.user == gh.app_login] == []
