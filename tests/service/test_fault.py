@@ -133,10 +133,13 @@ async def kill_and_resume(
     models: FakeModelServer,
     github: FakeGitHub,
     how: str,
+    *,
+    stop: signal.Signals = signal.SIGKILL,
     **overrides: str,
 ) -> float:
-    """Kill the worker once the review is paying for its discussion; returns the seconds
-    from the kill to the completed check run, after checking what the PR got."""
+    """Kill the worker (`stop`: SIGKILL, or SIGTERM for a graceful stop) once the review has
+    its assessments; returns the seconds from the kill to the completed check run, after
+    checking what the PR got."""
     # Label and push jobs are named after the head SHA, and arq's names are global to Redis.
     head = unique_sha()
     seed_github(github, KEYS[1], labels=("architecture",), head=head)
@@ -156,8 +159,8 @@ async def kill_and_resume(
 
         await eventually(assessed, timeout=90, what="the assessments to finish")
         killed_at = time.monotonic()
-        first.send_signal(signal.SIGKILL)
-        first.wait(timeout=10)
+        first.send_signal(stop)
+        first.wait(timeout=30)
         # Finished: answered in full before the kill (a streamed answer cut by the kill
         # never reached the worker, so asking again is right).
         finished_before = Counter(
@@ -234,3 +237,14 @@ async def test_every_trigger_resumes(
 ) -> None:
     resumed_in = await kill_and_resume(tmp_path, models, github, how, **FAST)
     assert resumed_in < 45, f"resumed {resumed_in:.0f} s after the kill"
+
+
+@pytest.mark.slow
+async def test_a_graceful_stop_hands_the_review_back_at_once(
+    tmp_path: Path, models: FakeModelServer, github: FakeGitHub
+) -> None:
+    """A rollout or scale-down (SIGTERM) releases the claim and gives the job back to the
+    queue: the next worker takes it at once, not after a lease or a job timeout."""
+    resumed_in = await kill_and_resume(tmp_path, models, github, "command", stop=signal.SIGTERM)
+    print(f"graceful stop: resumed {resumed_in:.1f} s after SIGTERM")
+    assert resumed_in < 20, f"resumed {resumed_in:.0f} s after SIGTERM"
