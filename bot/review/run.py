@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # SQLAlchemy costs a dry run time it does not need
     from bot.store.db import Database
 
 Progress = Callable[[ProgressEvent], None]
+Requested = tuple[str, dict[str, Any]]  # (job id, the job's request)
 
 
 async def track_records(db: Database, signals: ReviewSignals) -> list[PersonaRecord]:
@@ -171,9 +172,7 @@ async def record_request(
     )
 
 
-async def recorded_request(
-    db: Database, deliberation_id: str
-) -> tuple[str, dict[str, Any]] | None:
+async def recorded_request(db: Database, deliberation_id: str) -> Requested | None:
     """(job id, request) as `record_request` kept them; None for a deliberation without."""
     from bot.store.ledger import SqlLedger
 

@@ -370,9 +370,10 @@ def test_a_repo_can_lower_the_pull_request_cap_but_not_raise_it() -> None:
     for bad, reason in (("-1", "greater than 0"), (".inf", "finite")):
         issue = only_issue(load(f"max_pr_cost_usd: {bad}\n"))
         assert issue.key == "max_pr_cost_usd" and reason in issue.reason
-    assert yaml.safe_load(effective_yaml(load("max_pr_cost_usd: 3\n").config))[
-        "max_pr_cost_usd"
-    ] == 3.0
+    assert (
+        yaml.safe_load(effective_yaml(load("max_pr_cost_usd: 3\n").config))["max_pr_cost_usd"]
+        == 3.0
+    )
 
 
 def test_a_repo_can_lower_the_context_budget_but_not_raise_it() -> None:
