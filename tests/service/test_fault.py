@@ -135,7 +135,7 @@ async def kill_and_resume(
     how: str,
     *,
     stop: signal.Signals = signal.SIGKILL,
-    **overrides: str,
+    overrides: dict[str, str] | None = None,
 ) -> float:
     """Kill the worker (`stop`: SIGKILL, or SIGTERM for a graceful stop) once the review has
     its assessments; returns the seconds from the kill to the completed check run, after
@@ -235,7 +235,7 @@ FAST = {
 async def test_every_trigger_resumes(
     tmp_path: Path, models: FakeModelServer, github: FakeGitHub, how: str
 ) -> None:
-    resumed_in = await kill_and_resume(tmp_path, models, github, how, **FAST)
+    resumed_in = await kill_and_resume(tmp_path, models, github, how, overrides=FAST)
     assert resumed_in < 45, f"resumed {resumed_in:.0f} s after the kill"
 
 
