@@ -32,6 +32,7 @@ __all__ = [
 class EventKind(StrEnum):
     REQUESTED = "requested"  # the job that asked for it, to run it again if its worker dies
     RESUMED = "resumed"  # handed to a live worker after its runner's claim lapsed
+    PUBLISH_DEFERRED = "publish_deferred"  # the advisory's next posting try, as scheduled
     CONVENED = "convened"
     SEAT_CALLED = "seat_called"
     SEAT_RETURNED = "seat_returned"

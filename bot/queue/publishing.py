@@ -39,7 +39,7 @@ from bot.queue.problems import setup_note
 from bot.render import conclusion_for, render_check_run, render_comment
 from bot.render.checks import CheckRunOutput, Gate
 from bot.review import Advisory
-from bot.review.run import record_published
+from bot.review.run import record_deferred, record_published
 from bot.review.setup import RepoSetup
 from bot.store.records import (
     DeliberationRecord,
@@ -227,6 +227,7 @@ async def _schedule(deps: WorkerDeps, pending: PendingPublication, error: GitHub
     if isinstance(error, GitHubRateLimited):
         delay = max(delay, error.retry_after.total_seconds() + 1)
     following = pending.model_copy(update={"attempt": pending.attempt + 1})
+    await record_deferred(deps.db, pending.deliberation_id, job=following.model_dump(mode="json"))
     # One job id per try: enqueued twice (a redelivered job), it is still one try.
     await deps.redis.enqueue_job(
         PUBLISH_JOB,

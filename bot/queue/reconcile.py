@@ -11,6 +11,9 @@ each whose lease lapsed (bot/queue/lease.py):
 
 Either way the new runner resumes from the ledger and pays only for unfinished calls; past
 `COUNCIL_MAX_RESUMES` it completes the check run instead, saying it could not be resumed.
+
+It also schedules again an advisory kept for a later posting try (GitHub refused it) whose
+try the queue lost.
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import structlog
-from arq.constants import in_progress_key_prefix, job_key_prefix
+from arq.constants import in_progress_key_prefix, job_key_prefix, result_key_prefix
 
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobs import JobFunction
 from bot.queue.lease import lease_key
-from bot.review.run import handed_back_since, record_resumed, recorded_request
-from bot.store.records import DeliberationRecord, stale_running
+from bot.queue.publishing import PUBLISH_JOB, PUBLISH_MAX_DEFER_S
+from bot.review.run import handed_back_since, last_deferred, record_resumed, recorded_request
+from bot.store.records import DeliberationRecord, stale_pending, stale_running
 
 log = structlog.get_logger(__name__)
 
@@ -43,7 +47,29 @@ async def reconcile(ctx: dict[str, Any]) -> int:
             continue  # the worker it went to has one lease's time to take it
         if await hand_back(deps, record):
             handed += 1
-    return handed
+    return handed + await reschedule_kept(deps)
+
+
+async def reschedule_kept(deps: WorkerDeps) -> int:
+    """An advisory kept for a later posting try whose try the queue lost (Redis restarted
+    without its data) is scheduled again, so a kept advisory is always posted."""
+    # A try is deferred at most PUBLISH_MAX_DEFER_S; a record untouched for longer than
+    # that with no queued try has lost it.
+    cutoff = datetime.now(UTC) - timedelta(seconds=PUBLISH_MAX_DEFER_S + 60)
+    scheduled = 0
+    for record in await stale_pending(deps.db, updated_before=cutoff):
+        job = await last_deferred(deps.db, record.id)
+        if job is None:
+            continue
+        job_id = f"publish:{record.id}:{job.get('attempt')}"
+        if await deps.redis.exists(job_key_prefix + job_id, result_key_prefix + job_id):
+            continue
+        await deps.redis.enqueue_job(
+            PUBLISH_JOB, job, _job_id=f"{job_id}:again", _queue_name=deps.settings.queue_name
+        )
+        log.warning("publish_rescheduled", deliberation_id=record.id, job_id=job_id)
+        scheduled += 1
+    return scheduled
 
 
 async def hand_back(deps: WorkerDeps, record: DeliberationRecord) -> bool:

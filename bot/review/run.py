@@ -211,3 +211,22 @@ async def handed_back_since(db: Database, deliberation_id: str, since: datetime)
 
     events = await SqlLedger(db).events(deliberation_id)
     return any(e.kind == EventKind.RESUMED and e.created_at > since for e in events)
+
+
+async def record_deferred(db: Database, deliberation_id: str, *, job: dict[str, Any]) -> None:
+    """The next try to post a kept advisory, so it can be scheduled again if the queue
+    loses it (Redis restarted without its data)."""
+    from bot.council.ledger import EventKind
+    from bot.store.ledger import SqlLedger
+
+    await SqlLedger(db).append(deliberation_id, EventKind.PUBLISH_DEFERRED, {"job": job})
+
+
+async def last_deferred(db: Database, deliberation_id: str) -> dict[str, Any] | None:
+    from bot.council.ledger import EventKind
+    from bot.store.ledger import SqlLedger
+
+    events = await SqlLedger(db).events(deliberation_id)
+    jobs = [e.payload.get("job") for e in events if e.kind == EventKind.PUBLISH_DEFERRED]
+    last = jobs[-1] if jobs else None
+    return dict(last) if isinstance(last, dict) else None

@@ -484,3 +484,19 @@ async def stale_running(db: Database, *, created_before: datetime) -> list[Delib
     )
     async with db.session(readonly=True) as session:
         return [DeliberationRecord.model_validate(row) for row in await session.scalars(query)]
+
+
+async def stale_pending(db: Database, *, updated_before: datetime) -> list[DeliberationRecord]:
+    """Advisories kept for a later posting try that nothing has touched since
+    `updated_before` (the reconciler checks their try is still queued)."""
+    query = (
+        select(DeliberationRow)
+        .where(
+            DeliberationRow.status == DeliberationStatus.PUBLISH_PENDING.value,
+            DeliberationRow.updated_at < updated_before,
+        )
+        .order_by(DeliberationRow.updated_at)
+        .limit(500)
+    )
+    async with db.session(readonly=True) as session:
+        return [DeliberationRecord.model_validate(row) for row in await session.scalars(query)]

@@ -253,3 +253,57 @@ async def test_a_token_revoked_mid_job_is_replaced_and_a_later_job_works_at_once
     assert later and all(c.status != 401 for c in later)
     assert gh.calls_to("POST", TOKENS)[-1].time < since  # no new token: the renewed one
     assert all(r.conclusion == "success" for r in gh.check_runs(REPO))
+
+
+async def test_a_kept_advisory_whose_retry_redis_lost_is_still_posted(
+    tmp_path: Path, models: FakeModelServer, gh: FakeGitHub
+) -> None:
+    """Redis restarted without its data while an advisory waited for its posting try: the
+    reconciler finds the kept advisory (in the database) and schedules the try again."""
+    models.default(CouncilScript().reply)
+    settings = app_settings(
+        tmp_path,
+        models,
+        gh,
+        KEYS[0],
+        github_retry_budget_s=1.0,
+        publish_retry_s=600.0,  # the try is far off: only its loss could make it late
+        reconcile_interval_s=1,
+    )
+    async with running_app(settings) as app:
+        gh.rate_limit("POST", COMMENTS, retry_after=3)
+        await command(app, gh)
+        await status_becomes(app, DeliberationStatus.PUBLISH_PENDING)
+        # The queue loses the try, as a Redis restart without its data would.
+        lost = [k for k in await app.redis.keys("arq:job:publish:*")]
+        assert lost
+        await app.redis.delete(*lost)
+        # ...and the kept advisory has waited longer than any try is ever deferred.
+        record = await latest(app)
+        assert record is not None
+        await _age(settings.database_url, record.id, hours=2)
+        await eventually(lambda: completed(gh), timeout=40, what="the check run")
+    (comment,) = advisories(gh)
+    (run,) = gh.check_runs(REPO)
+    assert run.conclusion == "success" and str(comment.id) in (run.details_url or "")
+
+
+async def _age(database_url: str, deliberation_id: str, *, hours: float) -> None:
+    """Move a record's last change back in time (what waiting that long would leave)."""
+    from datetime import UTC, datetime, timedelta
+
+    from sqlalchemy import update
+
+    from bot.store.models import DeliberationRow
+
+    db = Database(database_url)
+    await db.connect()
+    try:
+        async with db.session() as session:
+            await session.execute(
+                update(DeliberationRow)
+                .where(DeliberationRow.id == deliberation_id)
+                .values(updated_at=datetime.now(UTC) - timedelta(hours=hours))
+            )
+    finally:
+        await db.dispose()
