@@ -72,7 +72,7 @@ RESOLUTION_TITLE: dict[Resolution, str] = {
     Resolution.NOTHING_TO_REVIEW: "Nothing to review",
 }
 SEVERITY_EMOJI = {"critical": "🔴", "major": "🟠", "minor": "🟡", "nit": "⚪"}
-_STATE_TEXT = {
+STATE_TEXT = {
     SeatState.OK: "ok",
     SeatState.TIMED_OUT: "timed out",
     SeatState.ERROR: "error",
@@ -166,7 +166,7 @@ def _verdict_lines(advisory: Advisory) -> list[str]:
 
 def _lost_seat_phrase(seat: SeatReport) -> str:
     lenses = f"; lenses: {', '.join(seat.lenses)}" if seat.lenses else ""
-    return f"{seat.persona_name} ({_STATE_TEXT[seat.state]}{lenses})"
+    return f"{seat.persona_name} ({STATE_TEXT[seat.state]}{lenses})"
 
 
 def missing_perspectives(advisory: Advisory) -> list[str]:
@@ -222,7 +222,7 @@ def _seat_state_table(advisory: Advisory) -> str:
             s.label,
             cell(s.persona_name),
             cell(s.model),
-            _STATE_TEXT[s.state],
+            STATE_TEXT[s.state],
             cell(s.error or ""),
         ]
         for s in advisory.seats
@@ -314,7 +314,7 @@ def _vote_cells(seat: SeatReport) -> tuple[str, str, str]:
         v = seat.vote
         return v.vote, _pct(v.confidence), cell("; ".join(v.conditions))
     if not seat.is_valid or seat.assessment is None:
-        return f"- ({_STATE_TEXT[seat.state]})", "-", " "
+        return f"- ({STATE_TEXT[seat.state]})", "-", " "
     a = seat.assessment
     verdict = "ABSTAIN" if seat.state is SeatState.ABSTAINED else a.verdict
     condition = "; ".join(a.concerns) if a.verdict == "CONCERNS" else ""

@@ -38,6 +38,7 @@ from bot.render.markdown import (
     RESOLUTION_EMOJI,
     RESOLUTION_TITLE,
     SEVERITY_EMOJI,
+    STATE_TEXT,
     clip,
     missing_perspectives,
     seats_phrase,
@@ -53,14 +54,6 @@ _RESOLUTION_STYLE: dict[Resolution, str] = {
     Resolution.REJECTED: "bold red",
 }
 _SEVERITY_STYLE = {"critical": "bold red", "major": "red", "minor": "yellow", "nit": "dim"}
-_STATE_TEXT = {
-    SeatState.OK: "ok",
-    SeatState.TIMED_OUT: "timed out",
-    SeatState.ERROR: "error",
-    SeatState.INVALID: "invalid answer",
-    SeatState.ABSTAINED: "abstained",
-    SeatState.SKIPPED: "skipped",
-}
 _HEADING = "bold underline"
 _TITLE = 200
 _CELL = 300
@@ -188,7 +181,7 @@ def _seat_states(advisory: Advisory) -> list[RenderableType]:
             s.label,
             Text(_inline(s.persona_name, 100)),
             Text(_inline(s.model, 100)),
-            _STATE_TEXT[s.state],
+            STATE_TEXT[s.state],
             Text(_inline(s.error, _CELL)),
         )
     return [_heading("Seats"), table]
@@ -283,7 +276,7 @@ def _vote_cells(seat: SeatReport) -> tuple[str, str, str]:
         v = seat.vote
         return v.vote, _pct(v.confidence), _inline("; ".join(v.conditions), _CELL)
     if not seat.is_valid or seat.assessment is None:
-        return _STATE_TEXT[seat.state], "-", ""
+        return STATE_TEXT[seat.state], "-", ""
     a = seat.assessment
     verdict = "ABSTAIN" if seat.state is SeatState.ABSTAINED else a.verdict
     condition = "; ".join(a.concerns) if a.verdict == "CONCERNS" else ""

@@ -431,3 +431,28 @@ class FakeProviders:
         )
         error.cost_usd = call.cost_usd
         return error
+
+
+def engine_request(protocol: str = "board", *, did: str = "d-1", **kw: Any) -> Any:
+    """A deliberation request for engine tests on this fake: five board seats (min_size 5:
+    filled from other divisions past the best-scored), one round, a short deadline."""
+    from bot.council.board import BoardConfig
+    from bot.council.engine import DeliberationRequest
+    from bot.council.scoring import ReviewSignals
+
+    values: dict[str, Any] = {
+        "deliberation_id": did,
+        "topic": "Review this pull request",
+        "protocol": protocol,
+        "context": "<untrusted-diff>\n+ retry(request)\n</untrusted-diff>",
+        "signals": ReviewSignals(
+            topic="Review this pull request",
+            languages=["python"],
+            areas=["security", "concurrency"],
+        ),
+        "models": list(DEFAULT_MODELS),
+        "board": BoardConfig(default_size=5, min_size=5, discussion_rounds=1),
+        "assessment_timeout_s": 5.0,
+    }
+    values.update(kw)
+    return DeliberationRequest(**values)

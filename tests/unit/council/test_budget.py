@@ -14,43 +14,27 @@ from typing import Any
 import pytest
 
 from bot.council.advisory import Advisory, Resolution, SeatState
-from bot.council.board import BoardConfig
 from bot.council.budget import Budget, CapReached, InMemoryBudget, Reservation
 from bot.council.engine import DeliberationRequest, Engine
 from bot.council.ledger import InMemoryLedger
 from bot.council.personas import load_catalog
-from bot.council.scoring import ReviewSignals
 from bot.providers import ModelCall, OutputTool
 from bot.providers.worstcase import CALL_OVERHEAD_TOKENS, worst_case_cost, worst_case_input
 from bot.tokens import TokenEstimator
 from tests.support.council_answers import CouncilScript
 from tests.support.fake_provider import (
-    DEFAULT_MODELS,
     FAKE_CAPABILITIES,
     FakeProviders,
     ProviderFault,
+    engine_request,
 )
 
 ASSESS = "submit_assessment"
 CATALOG = load_catalog()
-SIGNALS = ReviewSignals(
-    topic="Review this pull request", languages=["python"], areas=["security", "concurrency"]
-)
 
 
 def request(protocol: str = "board", *, did: str = "b-1", **kw: Any) -> DeliberationRequest:
-    values: dict[str, Any] = {
-        "deliberation_id": did,
-        "topic": "Review this pull request",
-        "protocol": protocol,
-        "context": "<untrusted-diff>\n+ retry(request)\n</untrusted-diff>",
-        "signals": SIGNALS,
-        "models": list(DEFAULT_MODELS),
-        "board": BoardConfig(default_size=5, min_size=5, discussion_rounds=1),
-        "assessment_timeout_s": 5.0,
-    }
-    values.update(kw)
-    return DeliberationRequest(**values)
+    return engine_request(protocol, did=did, **kw)
 
 
 async def deliberate(

@@ -14,11 +14,9 @@ from typing import Any
 import pytest
 
 from bot.council.advisory import Advisory, Resolution, SeatState
-from bot.council.board import BoardConfig
 from bot.council.engine import DeliberationRequest, Engine
 from bot.council.ledger import EventKind, InMemoryLedger, Ledger
 from bot.council.personas import load_catalog
-from bot.council.scoring import ReviewSignals
 from tests.support.council_answers import CouncilScript
 from tests.support.fake_provider import (
     DEFAULT_MODELS,
@@ -26,6 +24,7 @@ from tests.support.fake_provider import (
     FakeProviders,
     ProviderFault,
     ReplySpec,
+    engine_request,
 )
 
 ASSESS = "submit_assessment"
@@ -34,25 +33,10 @@ VOTE = "submit_vote"
 SYNTH = "submit_synthesis"
 SEATS = [f"seat-{i}" for i in range(1, 6)]
 CATALOG = load_catalog()
-SIGNALS = ReviewSignals(
-    topic="Review this pull request", languages=["python"], areas=["security", "concurrency"]
-)
 
 
 def request(protocol: str = "board", *, did: str = "d-1", **kw: Any) -> DeliberationRequest:
-    values: dict[str, Any] = {
-        "deliberation_id": did,
-        "topic": "Review this pull request",
-        "protocol": protocol,
-        "context": "<untrusted-diff>\n+ retry(request)\n</untrusted-diff>",
-        "signals": SIGNALS,
-        "models": list(DEFAULT_MODELS),
-        # min_size 5: a board of five, filled from other divisions past the best-scored.
-        "board": BoardConfig(default_size=5, min_size=5, discussion_rounds=1),
-        "assessment_timeout_s": 5.0,
-    }
-    values.update(kw)
-    return DeliberationRequest(**values)
+    return engine_request(protocol, did=did, **kw)
 
 
 async def deliberate(
