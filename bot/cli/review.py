@@ -11,6 +11,7 @@ import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal, NoReturn
 
@@ -140,20 +141,17 @@ def review(
     raise typer.Exit(code)
 
 
+@dataclass(frozen=True, kw_only=True)
 class _Request:
-    def __init__(
-        self,
-        *,
-        base: str | None,
-        diff: str | None,
-        pr: str | None,
-        config: Path | None,
-        dry_run: bool,
-        show_prompts: bool,
-        output: Format,
-    ) -> None:
-        self.base, self.diff, self.pr, self.config = base, diff, pr, config
-        self.dry_run, self.show_prompts, self.output = dry_run, show_prompts, output
+    """What the person asked for, besides the review options."""
+
+    base: str | None
+    diff: str | None
+    pr: str | None
+    config: Path | None
+    dry_run: bool
+    show_prompts: bool
+    output: Format
 
 
 async def _review(

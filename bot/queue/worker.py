@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import suppress
 from typing import Any
 
 import structlog
@@ -180,8 +181,8 @@ def run_worker(settings: Settings) -> None:
 async def _serve(settings: Settings) -> None:
     worker = build_worker(settings, redis=await connect_redis(settings))
     try:
-        await worker.async_run()
-    except asyncio.CancelledError:
-        pass  # a signal: arq cancelled its main task
+        # SIGTERM/SIGINT: arq's handler cancels its main task; that is a normal stop.
+        with suppress(asyncio.CancelledError):
+            await worker.async_run()
     finally:
         await worker.close()

@@ -71,7 +71,6 @@ def local_setup(
     )
 
 
-ReadConfig = Callable[[], Awaitable[str | None]]
 ReadAgents = Callable[[], Awaitable[Mapping[str, str]]]
 
 
