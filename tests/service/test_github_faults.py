@@ -205,6 +205,12 @@ async def test_a_rate_limited_comment_is_posted_later_by_the_retry_job(
         gh.rate_limit("POST", COMMENTS, retry_after=3)  # longer than the budget: not waited
         await command(app, gh)
         await status_becomes(app, DeliberationStatus.PUBLISH_PENDING)
+        # The record is kept first, then the check run says why the verdict is not there.
+        await eventually(
+            lambda: gh.check_runs(REPO)[0].title == "Advisory ready, not yet posted",
+            timeout=10,
+            what="the check run's note",
+        )
         (run,) = gh.check_runs(REPO)
         assert run.status == "in_progress" and run.title == "Advisory ready, not yet posted"
         assert "rate limit" in (run.summary or "") and advisories(gh) == []
