@@ -13,6 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Family = Literal["anthropic", "openai"]
 StructuredMode = Literal["tool", "json_schema", "json_object", "text"]
+# Where a model's prices came from: the built-in table, the operator's table
+# (COUNCIL_MODEL_CAPABILITIES), the endpoint's own prices, a local server (free), or nowhere.
+PriceSource = Literal["table", "operator", "endpoint", "local", "unknown"]
 
 
 class ModelCapabilities(BaseModel):
@@ -34,6 +37,12 @@ class ModelCapabilities(BaseModel):
     cache_write_price: float = Field(ge=0)
     cache_read_price: float = Field(ge=0)
     known: bool = True
+    price_source: PriceSource = "table"
+
+    @property
+    def priced(self) -> bool:
+        """False when nothing says what a call costs: its cost is shown as unknown."""
+        return self.price_source != "unknown"
 
     def matches(self, family: Family, model: str) -> int:
         """Length of the match (0: no match) so the most specific entry wins."""

@@ -24,6 +24,7 @@ from bot.providers import (
     ErrorKind,
     InvalidOutput,
     ModelCall,
+    ModelCapabilities,
     Provider,
     ProviderError,
     StartedCall,
@@ -49,6 +50,11 @@ class ProviderSource(Protocol):
     """Where the engine gets a provider for a model reference (the ProviderRegistry)."""
 
     def get(self, ref: str) -> Provider: ...
+
+    def capabilities_of(self, ref: str) -> ModelCapabilities:
+        """What the model accepts and costs, without building its client (a dry run asks
+        too). Raises ProviderError (ConfigurationError) for a reference it cannot resolve."""
+        ...
 
 
 class CostLimitReached(Exception):

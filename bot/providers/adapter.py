@@ -147,7 +147,9 @@ class Adapter(ABC):
 
     def _validate(self, schema: type[BaseModel], raw: RawAnswer, cost: float) -> BaseModel:
         if raw.truncated:
-            raise self._invalid(TRUNCATED, raw, cost)
+            error = self._invalid(TRUNCATED, raw, cost)
+            error.truncated = True
+            raise error
         data = raw.structured
         if data is None:
             try:

@@ -74,12 +74,14 @@ class ModelCall(Generic[OutputT]):
 
 @dataclass
 class Usage:
-    """Tokens of one call. `input_tokens` excludes cache writes and cache reads."""
+    """Tokens of one call. `input_tokens` excludes cache writes and cache reads;
+    `reasoning_tokens` are part of `output_tokens` (and priced with them)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_write_tokens: int = 0
     cache_read_tokens: int = 0
+    reasoning_tokens: int = 0
 
     @property
     def total_input_tokens(self) -> int:
@@ -91,6 +93,7 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cache_write_tokens + other.cache_write_tokens,
             self.cache_read_tokens + other.cache_read_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
         )
 
 
@@ -180,10 +183,13 @@ class InvalidOutput(ProviderError):
         raw: str = "",
         validation_error: str = "",
         usage: Usage | None = None,
+        truncated: bool = False,
     ) -> None:
         super().__init__(message, model=model, usage=usage)
         self.raw = raw
         self.validation_error = validation_error or message
+        # The answer hit the max-tokens limit: the re-ask asks for a shorter answer.
+        self.truncated = truncated
 
 
 @dataclass

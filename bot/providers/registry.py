@@ -13,7 +13,7 @@ import structlog
 from pydantic import SecretStr
 
 from bot.providers.base import ConfigurationError
-from bot.providers.capabilities import CapabilityTable
+from bot.providers.capabilities import CapabilityTable, ModelCapabilities
 from bot.providers.refs import OLLAMA, ModelRef, parse_model_ref
 from bot.settings import Settings
 from bot.tokens import TokenEstimator, default_estimator
@@ -50,6 +50,12 @@ class ProviderRegistry:
             adapter = self._build(self.resolve(text))
             self._adapters[text] = adapter
         return adapter
+
+    def capabilities_of(self, text: str) -> ModelCapabilities:
+        """The capability entry of a reference, without building its SDK client."""
+        ref = self.resolve(text)
+        assert self.table is not None
+        return self.table.lookup(ref.family, ref.model)
 
     def configured_models(self) -> list[str]:
         """COUNCIL_MODELS, else one default model per provider that has a key."""

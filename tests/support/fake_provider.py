@@ -257,6 +257,9 @@ class FakeProviders:
             provider = self._providers[ref] = FakeProvider(self, ref)
         return provider
 
+    def capabilities_of(self, ref: str) -> ModelCapabilities:
+        return self.capabilities
+
     def configured_models(self) -> list[str]:
         return list(self.models)
 
