@@ -11,12 +11,15 @@ import json
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from bot.capabilities import ModelCapabilities
+
+
+StructuredSetting = Literal["auto", "json_schema", "json_object", "tools", "text", "format"]
 
 
 class EndpointConfig(BaseModel):
@@ -27,10 +30,25 @@ class EndpointConfig(BaseModel):
     base_url: str
     # Name of the environment variable holding the key; None for keyless local servers.
     api_key_env: str | None = None
-    # False for servers without `response_format: json_schema` (JSON is then read from text).
+    # How answers are made structured: "auto" tries strict json_schema, then json_object with
+    # a schema, then a forced tool call, then free text with the schema in the prompt, and
+    # remembers what worked. "format" is Ollama's native /api/chat `format` (only when set).
+    structured: StructuredSetting = "auto"
+    # Older setting: false starts "auto" after json_schema (kept so old configs still work).
     json_schema: bool = True
     # Azure OpenAI wants an api-version query parameter.
     api_version: str | None = None
+    # A server on the operator's own machines: free unless prices are set, one call at a time.
+    local: bool = False
+    # USD per million tokens; set, they win over the capability table.
+    input_price: float | None = Field(default=None, ge=0)
+    output_price: float | None = Field(default=None, ge=0)
+    # Calls in flight at once over all workers; default 1 for local servers, else
+    # COUNCIL_PROVIDER_CONCURRENCY.
+    concurrency: int | None = Field(default=None, ge=1)
+    # The served model's limits, where the capability table cannot know them.
+    context_window: int | None = Field(default=None, gt=0)
+    max_output_tokens: int | None = Field(default=None, gt=0)
 
 
 class Settings(BaseSettings):
@@ -84,7 +102,16 @@ class Settings(BaseSettings):
     request_timeout_s: float = Field(default=120.0, gt=0, description="One HTTP attempt.")
     max_retries: int = Field(default=2, ge=0, le=10, description="SDK retries per call.")
     provider_concurrency: int = Field(
-        default=8, ge=1, description="Simultaneous calls per provider (per process)."
+        default=8,
+        ge=1,
+        description="Simultaneous calls per provider, over all workers (a local server's "
+        "default is 1: set `concurrency` on its endpoint).",
+    )
+    preflight_ttl_s: float = Field(
+        default=300.0,
+        ge=0,
+        description="How long a model's preflight (its key, and its endpoint answering) is "
+        "trusted before it is checked again.",
     )
 
     # --- deliberations ---
@@ -93,6 +120,12 @@ class Settings(BaseSettings):
     )
     max_cost_usd: float | None = Field(
         default=None, gt=0, description="Cost cap per deliberation (repo config may lower it)."
+    )
+    max_spend_tokens: int | None = Field(
+        default=2_000_000,
+        ge=1_000,
+        description="Token cap per deliberation (input and output), beside the dollar caps: it "
+        "also bounds models whose price is unknown.",
     )
     max_pr_cost_usd: float | None = Field(
         default=None,

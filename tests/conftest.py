@@ -6,6 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from bot.providers.negotiation import PROCESS_MODES
+
 from tests.support.github_server import FakeGitHub, run_fake_github
 from tests.support.model_server import FakeModelServer, run_fake_model_server
 
@@ -19,8 +21,10 @@ def fake_models() -> Iterator[FakeModelServer]:
 
 @pytest.fixture
 def models(fake_models: FakeModelServer) -> FakeModelServer:
-    """The session's fake model server with no rules, no calls and an empty cache."""
+    """The session's fake model server with no rules, no calls and an empty cache; and no
+    structured-output mode remembered from an earlier test's calls to it."""
     fake_models.reset()
+    PROCESS_MODES.forget()
     return fake_models
 
 

@@ -37,6 +37,14 @@ class AnthropicAdapter(Adapter):
         self._client = client
         self._secrets = secrets
 
+    @property
+    def base_url(self) -> str:
+        return str(self._client.base_url).rstrip("/")
+
+    @property
+    def structured_mode(self) -> str:
+        return "tools"
+
     async def aclose(self) -> None:
         await self._client.close()
 
@@ -57,7 +65,11 @@ class AnthropicAdapter(Adapter):
                 raw = await self._stream(body, headers, began, request)
         except (anthropic.AnthropicError, ValueError) as err:
             raise map_sdk_error(
-                err, ref=self.ref, key_env="ANTHROPIC_API_KEY", secrets=self._secrets
+                err,
+                ref=self.ref,
+                key_env="ANTHROPIC_API_KEY",
+                secrets=self._secrets,
+                url=self.base_url,
             ) from None
         raw.sent_chars = _chars(body)
         return raw

@@ -134,6 +134,8 @@ class ProviderError(Exception):
         # Tokens paid for even though the call failed (e.g. a truncated answer).
         self.usage = usage or Usage()
         self.cost_usd = 0.0
+        # The HTTP status the provider answered with; 0 when there was no answer.
+        self.status = 0
 
 
 class ProviderTimeout(ProviderError):

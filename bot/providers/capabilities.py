@@ -1,9 +1,12 @@
 """The model capability table: the one place that knows what each model accepts and costs.
 
 Entries match a model name by exact name or by prefix (longest prefix wins), so dated
-snapshots (`claude-sonnet-4-5-20250929`) find their family. Operators extend or override
-the table with `COUNCIL_MODEL_CAPABILITIES`. An unknown model gets conservative defaults, a
-warning, and the highest known price: cost is never under-reported as zero.
+snapshots (`claude-sonnet-4-5-20250929`) find their family, and a gateway's vendor-prefixed
+name (`openai/gpt-5.4`, `anthropic/claude-sonnet-5-5` on OpenRouter) or a known name behind
+any address (a gateway on a private address may forward to a paid API) keeps its price.
+Operators extend or override the table with `COUNCIL_MODEL_CAPABILITIES`. A model nothing
+prices costs 0 on a local server (Ollama, an endpoint marked `local`) and "unknown"
+elsewhere: it is shown so, and the token cap bounds it where a dollar cap cannot.
 """
 
 from __future__ import annotations
@@ -116,23 +119,24 @@ BUILTIN_CAPABILITIES: tuple[ModelCapabilities, ...] = (
 )
 
 
-def _unknown(family: Family, model: str) -> ModelCapabilities:
-    """Safe defaults: a small window, text-fallback structured output, the top price."""
-    top = max(BUILTIN_CAPABILITIES, key=lambda c: c.input_price + c.output_price)
+def _unknown(family: Family, model: str, *, local: bool) -> ModelCapabilities:
+    """Safe defaults for a model the table does not know: priced 0, and marked free (a local
+    server) or unknown."""
     return ModelCapabilities(
         family=family,
         match=model,
         context_window=32_000,
-        max_output_tokens=4096,
+        max_output_tokens=8192,
         accepts_temperature=True,
         max_tokens_param="max_tokens",
-        structured="tool" if family == "anthropic" else "text",
+        structured="tool" if family == "anthropic" else "json_schema",
         min_cache_tokens=4096,
-        input_price=top.input_price,
-        output_price=top.output_price,
-        cache_write_price=top.cache_write_price,
-        cache_read_price=top.cache_read_price,
+        input_price=0.0,
+        output_price=0.0,
+        cache_write_price=0.0,
+        cache_read_price=0.0,
         known=False,
+        price_source="local" if local else "unknown",
     )
 
 
@@ -141,27 +145,47 @@ class CapabilityTable:
 
     def __init__(self, extra: list[ModelCapabilities] | None = None) -> None:
         self._entries = list(BUILTIN_CAPABILITIES)
-        self._extra = list(extra or [])
+        self._extra = [e.model_copy(update={"price_source": "operator"}) for e in extra or []]
         self._warned: set[tuple[str, str]] = set()
 
-    def lookup(self, family: Family, model: str) -> ModelCapabilities:
+    def _best(self, family: Family, model: str) -> ModelCapabilities | None:
         best: ModelCapabilities | None = None
         best_len = 0
         for entry in [*self._entries, *self._extra]:
             length = entry.matches(family, model)
             if length and length >= best_len:
                 best, best_len = entry, length
-        if best is not None:
-            return best
-        if (family, model) not in self._warned:
+        return best
+
+    def lookup(self, family: Family, model: str, *, local: bool = False) -> ModelCapabilities:
+        """The entry for `model` spoken to through `family`'s API. A name the table knows
+        under the other family (a Claude model behind an OpenAI-compatible gateway) keeps its
+        price and limits, with this family's way of asking for structure."""
+        name = model.rsplit("/", 1)[-1]  # "openai/gpt-5.4" on a gateway
+        for candidate in dict.fromkeys((model, name)):
+            found = self._best(family, candidate)
+            if found is not None:
+                return found
+        other: Family = "openai" if family == "anthropic" else "anthropic"
+        for candidate in dict.fromkeys((model, name)):
+            found = self._best(other, candidate)
+            if found is not None:
+                return found.model_copy(
+                    update={
+                        "family": family,
+                        "structured": "tool" if family == "anthropic" else "json_schema",
+                        "max_tokens_param": "max_tokens",
+                    }
+                )
+        if not local and (family, model) not in self._warned:
             self._warned.add((family, model))
             log.warning(
                 "unknown_model",
                 family=family,
                 model=model,
-                note="using safe defaults and the highest known price",
+                note="no price known: its cost is shown as unknown; the token cap applies",
             )
-        return _unknown(family, model)
+        return _unknown(family, model, local=local)
 
 
 def cost_usd(

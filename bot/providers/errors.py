@@ -33,20 +33,33 @@ def scrub(text: str, secrets: Sequence[str] = ()) -> str:
 
 
 def map_sdk_error(
-    err: Exception, *, ref: str, key_env: str | None, secrets: Sequence[str] = ()
+    err: Exception,
+    *,
+    ref: str,
+    key_env: str | None,
+    secrets: Sequence[str] = (),
+    url: str = "",
 ) -> ProviderError:
-    """One typed error for any exception either SDK raises."""
+    """One typed error for any exception either SDK raises. `url`: the base URL called, which
+    an unreachable provider's message names."""
     message = scrub(_message(err), secrets)[:500]
-    error = _classify(err, ref=ref, key_env=key_env, message=message)
+    error = _classify(err, ref=ref, key_env=key_env, message=message, url=scrub(url, secrets))
     error.model = ref
+    status = getattr(err, "status_code", None)
+    error.status = status if isinstance(status, int) else 0
     return error
 
 
-def _classify(err: Exception, *, ref: str, key_env: str | None, message: str) -> ProviderError:
+def _classify(
+    err: Exception, *, ref: str, key_env: str | None, message: str, url: str
+) -> ProviderError:
+    where = f" at {url}" if url else ""
     if _is(err, "APITimeoutError"):
-        return ProviderTimeout(f"{ref}: request timed out (retries exhausted)")
+        return ProviderTimeout(
+            f"{ref}: request to {url or 'the provider'} timed out (retries exhausted)"
+        )
     if _is(err, "APIConnectionError"):
-        return Unreachable(f"{ref}: cannot reach the provider ({message})")
+        return Unreachable(f"{ref}: cannot reach the provider{where} ({message})")
     if _is(err, "RateLimitError"):
         return RateLimited(f"{ref}: rate limited (retries exhausted): {message}")
     if _is(err, "AuthenticationError"):
@@ -55,7 +68,7 @@ def _classify(err: Exception, *, ref: str, key_env: str | None, message: str) ->
     if _is(err, "PermissionDeniedError"):
         return ConfigurationError(f"{ref}: permission denied: {message}")
     if _is(err, "NotFoundError"):
-        return ConfigurationError(f"{ref}: unknown model or endpoint: {message}")
+        return ConfigurationError(f"{ref}: unknown model or endpoint{where}: {message}")
     if _is(err, "APIStatusError"):
         return _status_error(int(getattr(err, "status_code", 0)), ref=ref, message=message)
     if _is(err, "APIResponseValidationError"):

@@ -1,9 +1,15 @@
 """OpenAI Chat Completions through the official SDK (AsyncOpenAI), for OpenAI itself and for
-OpenAI-compatible endpoints (Ollama, vLLM, OpenRouter, Azure OpenAI, LM Studio).
+OpenAI-compatible endpoints (Ollama's /v1, vLLM, llama.cpp, LM Studio, OpenRouter, Azure).
 
-Structured output uses `response_format: json_schema` in strict mode where the model has it;
-otherwise the schema goes into the prompt and the JSON is read out of the text. OpenAI
-caches long prompt prefixes by itself, so the same tool list is still sent on every call.
+Structured output is negotiated per endpoint and model (bot.providers.negotiation): strict
+`json_schema`, then `json_object` with the schema, then a forced tool call, then free text
+with the schema in the prompt (the JSON read out of the answer, one repair re-ask). The first
+structured call of an unknown pairing finds the mode; every later call uses it.
+
+Each call sends only its own phase's schema or tool: OpenAI puts tools and the response
+schema ahead of the system prompt in its cached prefix, and the schema changes with the
+phase anyway, so the other phases' definitions only add tokens (bench/deliberation.py
+measures both ways; `shared_tools=True` sends the whole list).
 """
 
 from __future__ import annotations
@@ -13,12 +19,36 @@ import json
 from typing import Any
 
 import openai
+import structlog
+from pydantic import ValidationError
 
 from bot.providers.adapter import Adapter, RawAnswer
-from bot.providers.base import ModelCall, OutputT, Usage
-from bot.providers.capabilities import StructuredMode
+from bot.providers.base import (
+    ModelCall,
+    OutputT,
+    ProviderError,
+    Usage,
+)
 from bot.providers.errors import map_sdk_error
-from bot.providers.schema import schema_instructions, strict_schema
+from bot.providers.negotiation import (
+    ORDER,
+    PROCESS_MODES,
+    Mode,
+    ModeMemory,
+    as_mode,
+    memory_key,
+    names_format,
+    next_mode,
+)
+from bot.providers.schema import extract_json, schema_instructions, strict_schema
+from bot.settings import StructuredSetting
+
+log = structlog.get_logger(__name__)
+
+REPAIR = (
+    "Your answer could not be read as the JSON object asked for ({reason}). Reply with that "
+    "JSON object only: no prose, no code fence."
+)
 
 
 def openai_client(
@@ -41,20 +71,51 @@ def openai_client(
 
 class OpenAIAdapter(Adapter):
     def __init__(
-        self, client: openai.AsyncOpenAI, secrets: list[str], key_env: str | None, **kwargs: Any
+        self,
+        client: openai.AsyncOpenAI,
+        secrets: list[str],
+        key_env: str | None,
+        *,
+        structured: StructuredSetting = "auto",
+        modes: ModeMemory = PROCESS_MODES,
+        shared_tools: bool = False,
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self._client = client
         self._secrets = secrets
         self._key_env = key_env
+        self._setting = structured
+        self._modes = modes
+        self._shared_tools = shared_tools
+        self._mode: Mode | None = None  # the mode that worked (or was set)
+        self._negotiating = asyncio.Lock()
 
     @property
-    def structured_mode(self) -> StructuredMode:
-        if not self._ref.json_schema:
-            return "text"
-        if self._caps.known:
-            return self._caps.structured
-        return "json_schema"
+    def base_url(self) -> str:
+        return str(self._client.base_url).rstrip("/")
+
+    @property
+    def structured_mode(self) -> Mode:
+        """The mode in use: the one that worked, else the one the next call tries first."""
+        return self._mode or self._first_mode()
+
+    @property
+    def mode_confirmed(self) -> bool:
+        return self._mode is not None
+
+    @property
+    def _memory_key(self) -> str:
+        return memory_key(self.base_url, self._ref.model)
+
+    def _first_mode(self) -> Mode:
+        if self._setting != "auto" and self._setting != "format":
+            return self._setting
+        endpoint = self._ref.endpoint
+        if endpoint is not None and not endpoint.json_schema:
+            return "json_object"
+        structured = self._caps.structured
+        return structured if structured in ORDER else "json_schema"
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -62,7 +123,102 @@ class OpenAIAdapter(Adapter):
     async def _exchange(
         self, request: ModelCall[OutputT], began: asyncio.Event | None
     ) -> RawAnswer:
-        body = self._body(request)
+        if request.output is None:
+            return await self._send(request, "text", began)
+        if self._mode is None:
+            async with self._negotiating:  # one call finds the mode; the others wait for it
+                if self._mode is None:
+                    remembered = as_mode(await self._recall())
+                    if remembered is None or self._setting != "auto":
+                        return await self._negotiate(request, began)
+                    self._mode = remembered
+        return await self._structured(request, self._mode, began)
+
+    async def _recall(self) -> Mode | None:
+        try:
+            return await self._modes.get(self._memory_key)
+        except Exception:  # a shared memory that is down only costs a negotiation
+            log.warning("structured_mode_recall_failed", model=self.ref, exc_info=True)
+            return None
+
+    async def _remember(self, mode: Mode) -> None:
+        self._mode = mode
+        try:
+            await self._modes.set(self._memory_key, mode)
+        except Exception:
+            log.warning("structured_mode_store_failed", model=self.ref, exc_info=True)
+
+    async def _negotiate(
+        self, request: ModelCall[OutputT], began: asyncio.Event | None
+    ) -> RawAnswer:
+        """Try modes in order until the server takes one; remember it."""
+        mode = self._first_mode()
+        auto = self._setting == "auto"
+        while True:
+            try:
+                raw = await self._send(request, mode, began)
+            except ProviderError as err:
+                fallback = next_mode(mode) if auto and names_format(err) else None
+                if fallback is not None:
+                    log.info(
+                        "structured_mode_refused",
+                        model=self.ref,
+                        mode=mode,
+                        status=err.status,
+                        next=fallback,
+                    )
+                    mode = fallback
+                    continue
+                raise
+            break
+        if mode != "text" and raw.structured is None and not raw.truncated:
+            # A 200 whose answer is not the JSON asked for: the server ignores the format.
+            # From now on the schema goes into the prompt.
+            log.info("structured_mode_ignored", model=self.ref, mode=mode)
+            await self._remember("text")
+            return await self._repaired(request, raw, began)
+        await self._remember(mode)
+        log.info("structured_mode", model=self.ref, mode=mode)
+        if mode == "text":
+            return await self._repaired(request, raw, began)
+        return raw
+
+    async def _structured(
+        self, request: ModelCall[OutputT], mode: Mode, began: asyncio.Event | None
+    ) -> RawAnswer:
+        raw = await self._send(request, mode, began)
+        if mode == "text":
+            return await self._repaired(request, raw, began)
+        return raw
+
+    async def _repaired(
+        self, request: ModelCall[OutputT], raw: RawAnswer, began: asyncio.Event | None
+    ) -> RawAnswer:
+        """Free text: read the JSON out of it; if that fails, one repair re-ask."""
+        reason = _unreadable(request, raw)
+        if reason is None:
+            return raw
+        extra = [
+            {"role": "assistant", "content": raw.text or "(no answer)"},
+            {"role": "user", "content": REPAIR.format(reason=reason)},
+        ]
+        again = await self._send(request, "text", began, extra=extra)
+        again.usage = raw.usage + again.usage
+        again.retries += raw.retries + 1
+        again.sent_chars += raw.sent_chars
+        return again
+
+    async def _send(
+        self,
+        request: ModelCall[OutputT],
+        mode: Mode,
+        began: asyncio.Event | None,
+        *,
+        extra: list[dict[str, str]] | None = None,
+    ) -> RawAnswer:
+        body = self._body(request, mode)
+        if extra:
+            body["messages"].extend(extra)
         headers = {"x-council-label": request.label} if request.label else None
         create = self._client.chat.completions.with_raw_response.create
         try:
@@ -79,15 +235,18 @@ class OpenAIAdapter(Adapter):
                 completion = await _collect(response.parse(), began)
         except (openai.OpenAIError, ValueError) as err:
             raise map_sdk_error(
-                err, ref=self.ref, key_env=self._key_env, secrets=self._secrets
+                err,
+                ref=self.ref,
+                key_env=self._key_env,
+                secrets=self._secrets,
+                url=self.base_url,
             ) from None
-        raw = self._read(completion, native=request.output is not None)
+        raw = _read(completion, mode if request.output is not None else "text", request)
         raw.retries = response.retries_taken
-        raw.sent_chars = sum(len(m["content"]) for m in body["messages"])
+        raw.sent_chars = sum(len(m["content"] or "") for m in body["messages"])
         return raw
 
-    def _body(self, request: ModelCall[OutputT]) -> dict[str, Any]:
-        mode = self.structured_mode
+    def _body(self, request: ModelCall[OutputT], mode: Mode) -> dict[str, Any]:
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": b.text} for b in request.system
         ]
@@ -96,78 +255,111 @@ class OpenAIAdapter(Adapter):
         body[self._caps.max_tokens_param] = min(request.max_tokens, self._caps.max_output_tokens)
         if request.temperature is not None and self._caps.accepts_temperature:
             body["temperature"] = request.temperature
-        if request.output is None:
+        output = request.output
+        if output is None:
             return body
-        schema = strict_schema(request.output.schema)
+        schema = strict_schema(output.schema)
         if mode == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": request.output.name, "schema": schema, "strict": True},
+                "json_schema": {"name": output.name, "schema": schema, "strict": True},
             }
-            body["tools"] = [
-                _function(t.name, t.description, strict_schema(t.schema))
-                for t in request.all_tools()
-            ]
-            body["tool_choice"] = "none"
+            if self._shared_tools:
+                body["tools"] = [_function(t, strict=True) for t in request.all_tools()]
+                body["tool_choice"] = "none"
+            return body
+        if mode == "tools":
+            tools = request.all_tools() if self._shared_tools else (output,)
+            body["tools"] = [_function(t, strict=False) for t in tools]
+            body["tool_choice"] = {"type": "function", "function": {"name": output.name}}
             return body
         if mode == "json_object":
-            body["response_format"] = {"type": "json_object"}
-        messages.append(
-            {"role": "user", "content": schema_instructions(request.output.name, schema)}
-        )
+            # llama-cpp-python enforces `schema` with a grammar; the prompt says what it means.
+            body["response_format"] = {"type": "json_object", "schema": schema}
+        messages.append({"role": "user", "content": schema_instructions(output.name, schema)})
         return body
 
-    def _read(self, completion: dict[str, Any], *, native: bool) -> RawAnswer:
-        choice = (completion.get("choices") or [{}])[0]
-        message = choice.get("message") or {}
-        text = message.get("content") or ""
-        finish = choice.get("finish_reason")
-        structured: object | None = None
-        if native and self.structured_mode == "json_schema" and finish != "length":
-            try:
-                structured = json.loads(text)
-            except json.JSONDecodeError:
-                structured = None
-        refusal = message.get("refusal")
-        if finish == "content_filter":
-            refusal = refusal or "the provider's content filter stopped the answer"
-        return RawAnswer(
-            text=text,
-            structured=structured,
-            usage=_usage(completion.get("usage") or {}),
-            stop_reason=finish,
-            truncated=finish == "length",
-            refusal=refusal,
-        )
+
+def _unreadable(request: ModelCall[Any], raw: RawAnswer) -> str | None:
+    """Why a free-text answer is not the object asked for; None when it is (or was cut off,
+    which the engine re-asks for a shorter answer)."""
+    if raw.truncated or raw.refusal is not None or request.output is None:
+        return None
+    try:
+        data = extract_json(raw.text)
+    except ValueError:
+        return "it contained no JSON object"
+    try:
+        request.output.schema.model_validate(data)
+    except ValidationError as err:
+        fields = ", ".join(".".join(str(p) for p in e["loc"]) or "(root)" for e in err.errors()[:8])
+        return f"these fields are missing or wrong: {fields}"
+    return None
 
 
-def _function(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": schema,
-            "strict": True,
-        },
+def _function(tool: Any, *, strict: bool) -> dict[str, Any]:
+    function: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": strict_schema(tool.schema),
     }
+    if strict:
+        function["strict"] = True
+    return {"type": "function", "function": function}
+
+
+def _read(completion: dict[str, Any], mode: Mode, request: ModelCall[Any]) -> RawAnswer:
+    choice = (completion.get("choices") or [{}])[0]
+    message = choice.get("message") or {}
+    text = message.get("content") or ""
+    finish = choice.get("finish_reason")
+    truncated = finish == "length"
+    structured: object | None = None
+    if mode == "tools":
+        wanted = request.output.name if request.output is not None else None
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            if function.get("name") == wanted:
+                text = function.get("arguments") or ""
+                break
+    if mode in ("json_schema", "json_object", "tools") and not truncated:
+        try:
+            structured = json.loads(text)
+        except json.JSONDecodeError:
+            structured = None
+        if not isinstance(structured, dict):
+            structured = None
+    refusal = message.get("refusal")
+    if finish == "content_filter":
+        refusal = refusal or "the provider's content filter stopped the answer"
+    return RawAnswer(
+        text=text,
+        structured=structured,
+        usage=_usage(completion.get("usage") or {}),
+        stop_reason=finish,
+        truncated=truncated,
+        refusal=refusal,
+    )
 
 
 def _usage(usage: dict[str, Any]) -> Usage:
     details = usage.get("prompt_tokens_details") or {}
     cached = int(details.get("cached_tokens") or 0)
     prompt = int(usage.get("prompt_tokens") or 0)
+    reasoning = (usage.get("completion_tokens_details") or {}).get("reasoning_tokens")
     return Usage(
         input_tokens=max(prompt - cached, 0),
         output_tokens=int(usage.get("completion_tokens") or 0),
         cache_read_tokens=cached,
+        reasoning_tokens=int(reasoning or 0),
     )
 
 
 async def _collect(stream: Any, began: asyncio.Event) -> dict[str, Any]:
-    """Rebuild a chat.completion object from its chunks."""
+    """Rebuild a chat.completion object from its chunks (text, refusal and tool calls)."""
     text: list[str] = []
     refusal: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
     finish: str | None = None
     usage: dict[str, Any] = {}
     async for chunk in stream:
@@ -179,6 +371,13 @@ async def _collect(stream: Any, began: asyncio.Event) -> dict[str, Any]:
             delta = choice.get("delta") or {}
             text.append(delta.get("content") or "")
             refusal.append(delta.get("refusal") or "")
+            for part in delta.get("tool_calls") or []:
+                call = calls.setdefault(int(part.get("index") or 0), {"name": "", "arguments": ""})
+                function = part.get("function") or {}
+                call["name"] += function.get("name") or ""
+                call["arguments"] += function.get("arguments") or ""
             finish = choice.get("finish_reason") or finish
-    message = {"content": "".join(text), "refusal": "".join(refusal) or None}
+    message: dict[str, Any] = {"content": "".join(text), "refusal": "".join(refusal) or None}
+    if calls:
+        message["tool_calls"] = [{"function": calls[i]} for i in sorted(calls)]
     return {"choices": [{"message": message, "finish_reason": finish}], "usage": usage}

@@ -21,12 +21,19 @@ class ModelRef:
     model: str
     base_url: str | None = None
     api_key_env: str | None = None
-    json_schema: bool = True
     api_version: str | None = None
+    # The endpoint's configuration (None for anthropic:/openai: and the command line's
+    # openai-compatible:<model>@<url>).
+    endpoint: EndpointConfig | None = None
 
     @property
     def is_builtin(self) -> bool:
         return self.provider in ("anthropic", "openai")
+
+    @property
+    def local(self) -> bool:
+        """A server on the operator's own machines: Ollama, or an endpoint marked local."""
+        return self.provider == OLLAMA or bool(self.endpoint and self.endpoint.local)
 
 
 def parse_model_ref(text: str, settings: Settings, *, allow_urls: bool = True) -> ModelRef:
@@ -48,7 +55,7 @@ def parse_model_ref(text: str, settings: Settings, *, allow_urls: bool = True) -
     endpoint = settings.endpoints.get(provider)
     if endpoint is None and provider == OLLAMA:
         # A local Ollama server needs no configuration: its OpenAI-compatible API.
-        endpoint = EndpointConfig(base_url=f"{settings.ollama_url.rstrip('/')}/v1")
+        endpoint = EndpointConfig(base_url=f"{settings.ollama_url.rstrip('/')}/v1", local=True)
     if endpoint is None:
         known = ", ".join(sorted(settings.endpoints)) or "none configured (COUNCIL_ENDPOINTS)"
         raise ConfigurationError(f"unknown provider {provider!r} in {text!r}; endpoints: {known}")
@@ -70,6 +77,6 @@ def _endpoint(text: str, name: str, model: str, endpoint: EndpointConfig) -> Mod
         model,
         endpoint.base_url,
         endpoint.api_key_env,
-        endpoint.json_schema,
         endpoint.api_version,
+        endpoint,
     )

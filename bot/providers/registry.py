@@ -14,6 +14,7 @@ from pydantic import SecretStr
 
 from bot.providers.base import ConfigurationError
 from bot.providers.capabilities import CapabilityTable, ModelCapabilities
+from bot.providers.negotiation import PROCESS_MODES, ModeMemory
 from bot.providers.refs import OLLAMA, ModelRef, parse_model_ref
 from bot.settings import Settings
 from bot.tokens import TokenEstimator, default_estimator
@@ -35,6 +36,10 @@ class ProviderRegistry:
     # Builds the concurrency limit of one provider; default: a semaphore in this process.
     limiter: Callable[[str, int], Slot] | None = None
     _limits: dict[str, Slot] = field(default_factory=dict)
+    # Where OpenAI-compatible endpoints' working structured modes are kept (workers: Redis).
+    modes: ModeMemory = field(default_factory=lambda: PROCESS_MODES)
+    # OpenAI-format calls send every phase's tool (measured by bench/deliberation.py).
+    shared_tools: bool = False
 
     def __post_init__(self) -> None:
         if self.table is None:
@@ -53,9 +58,37 @@ class ProviderRegistry:
 
     def capabilities_of(self, text: str) -> ModelCapabilities:
         """The capability entry of a reference, without building its SDK client."""
-        ref = self.resolve(text)
+        return self._capabilities(self.resolve(text))
+
+    def _capabilities(self, ref: ModelRef) -> ModelCapabilities:
+        """The table's entry, with what the endpoint says of its model: its limits and its
+        prices (which win), or free when it is local and nothing else prices it."""
         assert self.table is not None
-        return self.table.lookup(ref.family, ref.model)
+        caps = self.table.lookup(ref.family, ref.model, local=ref.local)
+        endpoint = ref.endpoint
+        if endpoint is None:
+            return caps
+        update: dict[str, Any] = {}
+        if endpoint.context_window is not None:
+            update["context_window"] = endpoint.context_window
+        if endpoint.max_output_tokens is not None:
+            update["max_output_tokens"] = endpoint.max_output_tokens
+        if endpoint.input_price is not None or endpoint.output_price is not None:
+            input_price = endpoint.input_price or 0.0
+            update.update(
+                input_price=input_price,
+                output_price=endpoint.output_price or 0.0,
+                cache_write_price=input_price,
+                cache_read_price=input_price,
+                price_source="endpoint",
+            )
+        return caps.model_copy(update=update) if update else caps
+
+    def concurrency(self, ref: ModelRef) -> int:
+        """Calls in flight at once to this provider, over all workers."""
+        if ref.endpoint is not None and ref.endpoint.concurrency is not None:
+            return ref.endpoint.concurrency
+        return 1 if ref.local else self.settings.provider_concurrency
 
     def configured_models(self) -> list[str]:
         """COUNCIL_MODELS, else one default model per provider that has a key."""
@@ -84,9 +117,10 @@ class ProviderRegistry:
             await adapter.aclose()
         self._adapters.clear()
 
-    def _limit(self, provider: str) -> Slot:
+    def _limit(self, ref: ModelRef) -> Slot:
+        provider = ref.provider
         if provider not in self._limits:
-            limit = self.settings.provider_concurrency
+            limit = self.concurrency(ref)
             if self.limiter is not None:
                 self._limits[provider] = self.limiter(provider, limit)
             else:
@@ -101,8 +135,8 @@ class ProviderRegistry:
         assert self.table is not None
         common: dict[str, Any] = {
             "ref": ref,
-            "capabilities": self.table.lookup(ref.family, ref.model),
-            "limit": self._limit(ref.provider),
+            "capabilities": self._capabilities(ref),
+            "limit": self._limit(ref),
             "deadline_s": self.settings.call_deadline_s,
             "estimator": self.estimator,
         }
@@ -117,9 +151,20 @@ class ProviderRegistry:
                 timeout_s=self.settings.request_timeout_s,
             )
             return AnthropicAdapter(client, [key], **common)
+        key, key_env = self._openai_key(ref)
+        structured = ref.endpoint.structured if ref.endpoint is not None else "auto"
+        if structured == "format":
+            from bot.providers.ollama_adapter import OllamaAdapter
+
+            return OllamaAdapter(
+                ollama_root(ref.base_url or self.settings.ollama_url),
+                [key],
+                max_retries=self.settings.max_retries,
+                timeout_s=self.settings.request_timeout_s,
+                **common,
+            )
         from bot.providers.openai_adapter import OpenAIAdapter, openai_client
 
-        key, key_env = self._openai_key(ref)
         oai = openai_client(
             key,
             ref.base_url,
@@ -127,7 +172,15 @@ class ProviderRegistry:
             timeout_s=self.settings.request_timeout_s,
             api_version=ref.api_version,
         )
-        return OpenAIAdapter(oai, [key], key_env, **common)
+        return OpenAIAdapter(
+            oai,
+            [key],
+            key_env,
+            structured=structured,
+            modes=self.modes,
+            shared_tools=self.shared_tools,
+            **common,
+        )
 
     def _key(self, secret: SecretStr | None, env: str, ref: ModelRef) -> str:
         value = _secret(secret)
@@ -146,6 +199,12 @@ class ProviderRegistry:
         if not value and ref.provider != "openai-compatible":
             raise ConfigurationError(f"{ref.text}: {ref.api_key_env} is not set", model=ref.text)
         return value or KEYLESS, ref.api_key_env
+
+
+def ollama_root(url: str) -> str:
+    """Ollama's own API lives at the server's root; its OpenAI API under /v1."""
+    root = url.rstrip("/")
+    return root[: -len("/v1")] if root.endswith("/v1") else root
 
 
 def _secret(value: SecretStr | None) -> str:

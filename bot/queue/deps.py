@@ -8,6 +8,7 @@ from arq.connections import ArqRedis
 
 from bot.github.client import GitHubApp
 from bot.queue.limits import redis_limiter
+from bot.queue.modes import RedisModes
 from bot.queue.state import JobState
 from bot.review import Catalog, ProviderRegistry, load_catalog
 from bot.settings import Settings
@@ -39,7 +40,9 @@ class WorkerDeps:
             redis=redis,
             db=db,
             github=GitHubApp(settings, redis, key_prefix=f"{settings.key_prefix}:github"),
-            providers=ProviderRegistry(settings, limiter=limiter),
+            providers=ProviderRegistry(
+                settings, limiter=limiter, modes=RedisModes(redis, settings.key_prefix)
+            ),
             catalog=load_catalog(),
         )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -137,7 +138,8 @@ async def test_openai_sends_a_strict_schema_the_fake_accepts(
     assert schema["strict"] is True
     assert schema["schema"]["additionalProperties"] is False
     assert set(schema["schema"]["required"]) == {"verdict", "score", "points", "best", "note"}
-    assert body["tool_choice"] == "none"
+    # Only the phase's own schema: no tool definitions ride along.
+    assert "tools" not in body and "tool_choice" not in body
     assert "temperature" not in body  # gpt-5.4 is a reasoning model
 
 
@@ -264,22 +266,32 @@ async def test_openai_refusal_is_typed(models: FakeModelServer, registry: Provid
         await registry.get(OPENAI).call(structured_call())
 
 
-async def test_text_fallback_for_endpoints_without_json_schema(models: FakeModelServer) -> None:
+async def test_an_endpoint_without_json_schema_starts_at_json_object_and_learns_text(
+    models: FakeModelServer,
+) -> None:
+    """`json_schema: false` (the older setting) starts after json_schema; a server that answers
+    prose around a fenced block ignored the format, so later calls put the schema in the
+    prompt."""
     settings = make_settings(
         models,
         endpoints={"local": {"base_url": models.openai_url, "json_schema": False}},
     )
     reg = ProviderRegistry(settings)
-    models.on(
-        reply=Reply(text="Here you go:\n```json\n" + __import__("json").dumps(GOOD) + "\n```")
-    )
-    result = await reg.get("local:llama3.1:8b").call(structured_call())
+    fenced = "Here you go:\n```json\n" + json.dumps(GOOD) + "\n```"
+    models.on(reply=Reply(text=fenced))
+    adapter = reg.get("local:llama3.1:8b")
+    result = await adapter.call(structured_call())
     assert result.output == Verdict.model_validate(GOOD)
-    assert result.structured_native is False
-    request = models.calls[-1].request
-    assert "response_format" not in request.body
-    assert "JSON schema" in request.last_user_text()
-    assert request.model == "llama3.1:8b"
+    first = models.calls[-1].request
+    assert first.body["response_format"]["type"] == "json_object"
+    assert first.body["response_format"]["schema"]["required"]
+    assert adapter.structured_mode == "text"  # type: ignore[attr-defined]
+    await adapter.call(structured_call())
+    second = models.calls[-1].request
+    assert "response_format" not in second.body
+    assert "JSON schema" in second.last_user_text()
+    assert second.model == "llama3.1:8b"
+    assert len(models.calls) == 2
     await reg.aclose()
 
 
@@ -409,12 +421,28 @@ def test_cost_arithmetic() -> None:
     assert cost_usd(gpt, input_tokens=0, output_tokens=1_000_000) == pytest.approx(4.5)
 
 
-def test_unknown_model_is_never_free() -> None:
+def test_an_unknown_model_has_an_unknown_price_and_a_local_one_is_free() -> None:
     table = CapabilityTable()
     caps = table.lookup("openai", "some-new-model")
-    assert caps.known is False
-    assert caps.input_price > 0 and caps.output_price > 0
-    assert caps.structured == "text"
+    assert caps.known is False and caps.priced is False
+    assert caps.price_source == "unknown"
+    assert (caps.input_price, caps.output_price) == (0.0, 0.0)
+    assert caps.structured == "json_schema"  # negotiation starts at the best mode
+    local = table.lookup("openai", "llama3.1:8b", local=True)
+    assert local.priced is True and local.price_source == "local"
+    assert cost_usd(local, input_tokens=10_000, output_tokens=2_000) == 0.0
+
+
+def test_a_known_model_keeps_its_price_behind_a_gateway_or_a_local_address() -> None:
+    table = CapabilityTable()
+    direct = table.lookup("openai", "gpt-5.4")
+    for name in ("gpt-5.4", "openai/gpt-5.4"):
+        via = table.lookup("openai", name, local=True)
+        assert (via.input_price, via.output_price) == (direct.input_price, direct.output_price)
+        assert via.price_source == "table"
+    claude = table.lookup("openai", "anthropic/claude-sonnet-5-5")
+    assert (claude.input_price, claude.output_price) == (2.0, 10.0)
+    assert claude.family == "openai" and claude.structured == "json_schema"
 
 
 def test_config_extends_the_capability_table() -> None:

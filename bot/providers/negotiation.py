@@ -1,0 +1,83 @@
+"""Structured-output negotiation for OpenAI-compatible servers.
+
+Servers that speak the Chat Completions API differ in how they constrain an answer to a
+schema: OpenAI, vLLM, LM Studio and Ollama's `/v1` take strict `json_schema`;
+llama-cpp-python's server refuses it (HTTP 500, "Input should be 'text' or 'json_object'")
+but honours `json_object` with a `schema`; LM Studio refuses `json_object` (HTTP 400); some
+servers take no tools. So an endpoint in `auto` mode tries the modes in `ORDER` and steps to
+the next when the server's error names the request's format, and the mode that worked is
+remembered per endpoint and model: per process by default, through Redis for workers
+(`bot.queue.modes`), so the next call, and the next worker, start with it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal, Protocol
+
+from bot.providers.base import BadRequest, ContextTooLong, ProviderError, ServerError
+
+Mode = Literal["json_schema", "json_object", "tools", "text"]
+# Best first: a schema the server enforces, then a schema it is given, then a tool call,
+# then the schema in the prompt and the JSON read out of the answer.
+ORDER: tuple[Mode, ...] = ("json_schema", "json_object", "tools", "text")
+
+# An error "names the request's format" when it mentions one of these. Statuses: 400 and
+# 422 are how servers refuse a field; llama-cpp-python answers a validation error with 500.
+_FORMAT_WORDS = re.compile(
+    r"response_format|json_schema|json_object|\bstrict\b|\btools?\b|tool_choice|"
+    r"\bfunctions?\b|function[ _]call",
+    re.IGNORECASE,
+)
+_FORMAT_STATUSES = (400, 422, 500)
+
+
+def next_mode(mode: Mode) -> Mode | None:
+    index = ORDER.index(mode)
+    return ORDER[index + 1] if index + 1 < len(ORDER) else None
+
+
+def names_format(error: ProviderError) -> bool:
+    """The server refused the request because of how it asked for structure."""
+    if isinstance(error, ContextTooLong) or not isinstance(error, BadRequest | ServerError):
+        return False
+    return error.status in _FORMAT_STATUSES and bool(_FORMAT_WORDS.search(str(error)))
+
+
+class ModeMemory(Protocol):
+    """Where the working mode of an endpoint and model is kept."""
+
+    async def get(self, key: str) -> Mode | None: ...
+
+    async def set(self, key: str, mode: Mode) -> None: ...
+
+
+class ProcessModes:
+    """The working modes this process has found (the default memory)."""
+
+    def __init__(self) -> None:
+        self._modes: dict[str, Mode] = {}
+
+    async def get(self, key: str) -> Mode | None:
+        return self._modes.get(key)
+
+    async def set(self, key: str, mode: Mode) -> None:
+        self._modes[key] = mode
+
+    def forget(self) -> None:
+        self._modes.clear()
+
+
+PROCESS_MODES = ProcessModes()
+
+
+def as_mode(value: object) -> Mode | None:
+    """A remembered value, if it is a mode (memory may hold anything after an upgrade)."""
+    for mode in ORDER:
+        if value == mode:
+            return mode
+    return None
+
+
+def memory_key(base_url: str, model: str) -> str:
+    return f"{base_url.rstrip('/')}|{model}"

@@ -1,0 +1,174 @@
+"""Ollama's native chat API (`POST /api/chat`), for an endpoint set to `structured: format`.
+
+Ollama's OpenAI-compatible `/v1` takes `json_schema` since 0.5 and is what `auto` uses; its
+native API constrains the answer with `format: <JSON schema>` on older servers too. There is
+no official SDK for it in our tree, so this talks to it with httpx (which both SDKs use).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+
+from bot.providers.adapter import Adapter, RawAnswer
+from bot.providers.base import (
+    BadRequest,
+    ConfigurationError,
+    ContextTooLong,
+    ModelCall,
+    OutputT,
+    ProviderError,
+    ProviderTimeout,
+    RateLimited,
+    ServerError,
+    Unreachable,
+    Usage,
+)
+from bot.providers.errors import scrub
+from bot.providers.schema import schema_instructions, strict_schema
+
+_RETRY_STATUSES = (429, 500, 502, 503, 504)
+
+
+class OllamaAdapter(Adapter):
+    def __init__(
+        self,
+        root: str,
+        secrets: list[str],
+        *,
+        max_retries: int,
+        timeout_s: float,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self._root = root.rstrip("/")
+        self._secrets = secrets
+        self._max_retries = max_retries
+        self._client = httpx.AsyncClient(base_url=self._root, timeout=timeout_s)
+
+    @property
+    def base_url(self) -> str:
+        return self._root
+
+    @property
+    def structured_mode(self) -> str:
+        return "format"
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    def _body(self, request: ModelCall[OutputT]) -> dict[str, Any]:
+        messages = [{"role": "system", "content": b.text} for b in request.system]
+        messages += [{"role": m.role, "content": m.content} for m in request.messages]
+        options: dict[str, Any] = {
+            "num_predict": min(request.max_tokens, self._caps.max_output_tokens)
+        }
+        if request.temperature is not None and self._caps.accepts_temperature:
+            options["temperature"] = request.temperature
+        body: dict[str, Any] = {
+            "model": self._ref.model,
+            "messages": messages,
+            "stream": False,
+            "options": options,
+        }
+        if request.output is not None:
+            schema = strict_schema(request.output.schema)
+            body["format"] = schema
+            messages.append(
+                {"role": "user", "content": schema_instructions(request.output.name, schema)}
+            )
+        return body
+
+    async def _exchange(
+        self, request: ModelCall[OutputT], began: asyncio.Event | None
+    ) -> RawAnswer:
+        body = self._body(request)
+        headers = {"x-council-label": request.label} if request.label else {}
+        retries = 0
+        while True:
+            try:
+                response = await self._client.post("/api/chat", json=body, headers=headers)
+            except httpx.TimeoutException:
+                error: ProviderError = ProviderTimeout(
+                    f"{self.ref}: request to {self._root} timed out"
+                )
+            except httpx.HTTPError as err:
+                error = Unreachable(
+                    f"{self.ref}: cannot reach the provider at {self._root} "
+                    f"({scrub(str(err), self._secrets)[:200]})"
+                )
+            else:
+                if response.status_code == 200:
+                    break
+                error = self._status_error(response)
+                if response.status_code not in _RETRY_STATUSES:
+                    raise error
+            if retries >= self._max_retries:
+                raise error
+            retries += 1
+            await asyncio.sleep(min(0.5 * 2 ** (retries - 1), 8.0))
+        if began is not None:
+            began.set()
+        try:
+            data = response.json()
+        except ValueError:
+            raise ServerError(f"{self.ref}: the provider sent a malformed response") from None
+        raw = _read(data, structured=request.output is not None)
+        raw.retries = retries
+        raw.sent_chars = sum(len(m["content"]) for m in body["messages"])
+        return raw
+
+    def _status_error(self, response: httpx.Response) -> ProviderError:
+        try:
+            payload = response.json()
+        except ValueError:
+            payload = {}
+        detail = payload.get("error") if isinstance(payload, dict) else None
+        if isinstance(detail, dict):
+            detail = detail.get("message")
+        message = scrub(str(detail or response.text), self._secrets)[:500]
+        status = response.status_code
+        error: ProviderError
+        if status == 404:
+            error = ConfigurationError(
+                f"{self.ref}: unknown model or endpoint at {self._root}: {message}"
+            )
+        elif status == 429:
+            error = RateLimited(f"{self.ref}: rate limited: {message}")
+        elif status >= 500:
+            error = ServerError(f"{self.ref}: provider error {status}: {message}")
+        elif "context" in message.lower():
+            error = ContextTooLong(f"{self.ref}: the prompt is longer than the model's context")
+        else:
+            error = BadRequest(f"{self.ref}: request rejected ({status}): {message}")
+        error.status = status
+        error.model = self.ref
+        return error
+
+
+def _read(data: dict[str, Any], *, structured: bool) -> RawAnswer:
+    message = data.get("message") or {}
+    text = str(message.get("content") or "")
+    stop = data.get("done_reason")
+    truncated = stop == "length"
+    parsed: object | None = None
+    if structured and not truncated:
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError:
+            parsed = None
+        if not isinstance(parsed, dict):
+            parsed = None
+    return RawAnswer(
+        text=text,
+        structured=parsed,
+        usage=Usage(
+            input_tokens=int(data.get("prompt_eval_count") or 0),
+            output_tokens=int(data.get("eval_count") or 0),
+        ),
+        stop_reason=str(stop) if stop else None,
+        truncated=truncated,
+    )
