@@ -8,11 +8,13 @@ while results are kept only briefly so a second `/council` or a Re-run is never 
 
 from __future__ import annotations
 
+import math
 from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.review import BOARD_SIZE
 from bot.settings import Settings
 
 
@@ -94,13 +96,33 @@ def function_for(request: JobRequest) -> JobFunction:
 
 
 # The longest protocol (debate): design, assess, three judged discussion cycles, vote and
-# synthesis, each call with its re-asks, one after the other; plus the GitHub work.
+# synthesis, each call with its re-asks, one after the other; plus the GitHub work. Of
+# these, every seat makes the assessment's, the discussion's and the vote's at once.
 SEQUENTIAL_CALLS = 1 + 3 + 3 * (3 + 1) + 2 + 2
+PER_SEAT_CALLS = 3 + 3 * 3 + 2
 GITHUB_BUDGET_S = 300
 
 
 def job_timeout_s(settings: Settings) -> int:
-    """The job timeout covers the sum of the phase budgets at the call deadline."""
+    """The job timeout covers the sum of the phase budgets at the call deadline, with the
+    seats' calls of a phase queueing for the narrowest endpoint (a local server takes one
+    at a time, and a call's deadline starts when its turn comes)."""
     if settings.job_timeout_s is not None:
         return settings.job_timeout_s
-    return int(SEQUENTIAL_CALLS * settings.call_deadline_s + GITHUB_BUDGET_S)
+    seats = max(BOARD_SIZE[1], len(settings.models))
+    turns = math.ceil(seats / narrowest_concurrency(settings))
+    calls = SEQUENTIAL_CALLS - PER_SEAT_CALLS + PER_SEAT_CALLS * turns
+    return int(calls * settings.call_deadline_s + GITHUB_BUDGET_S)
+
+
+def narrowest_concurrency(settings: Settings) -> int:
+    """The fewest calls at once any endpoint a deliberation may use takes."""
+    limits = [settings.provider_concurrency]
+    for endpoint in settings.endpoints.values():
+        local = 1 if endpoint.local else settings.provider_concurrency
+        limits.append(endpoint.concurrency or local)
+    models = [*settings.models, *settings.allowed_models]
+    keys = settings.anthropic_api_key or settings.openai_api_key
+    if any(m.startswith("ollama:") for m in models) or not (models or keys):
+        limits.append(1)  # a local Ollama server (the default when nothing else is set)
+    return min(limits)
