@@ -6,7 +6,10 @@ fixed latency L with its first token at 0.25 L. Reported, as medians over repeat
 - wall time against the critical path (per sequential phase: one time-to-first-token for the
   warming call plus L) and against the same calls made one at a time;
 - input-token cost with caching (writes at 1.25x, reads at 0.1x) against the same
-  deliberation with caching off.
+  deliberation with caching off;
+- on the OpenAI format (gpt-5.4, automatic prefix caching), the input tokens per call and
+  their cost when each call sends only its phase's schema, against every call sending all
+  seven phases' tool definitions (the shared list Anthropic keeps for its cache).
 
 Run: `python -m bench.deliberation` (or `make bench`). Writes bench/results/deliberation.json.
 """
@@ -60,15 +63,71 @@ def make_context(server: FakeModelServer) -> str:
     return text
 
 
+OPENAI_MODEL = "openai:gpt-5.4"
+
+
 def settings(server: FakeModelServer, concurrency: int) -> Settings:
     return Settings(  # type: ignore[call-arg]
         _env_file=None,
         anthropic_api_key="bench",
         anthropic_base_url=server.anthropic_url,
+        openai_api_key="bench",
+        openai_base_url=server.openai_url,
         max_retries=0,
         provider_concurrency=concurrency,
         call_deadline_s=120.0,
     )
+
+
+def board_request(context: str, model: str, tag: str) -> DeliberationRequest:
+    return DeliberationRequest(
+        deliberation_id=f"bench-{tag}-{time.monotonic_ns()}",
+        topic="Review this refactor",
+        protocol="board",
+        context=context,
+        models=[model],
+        signals=ReviewSignals(topic="review", languages=("python",), areas=("performance",)),
+        board=BoardConfig(default_size=SEATS, min_size=3, discussion_rounds=ROUNDS),
+        pinned=[PinnedSeat(persona=p) for p in BOARD],
+    )
+
+
+async def tool_list_run(server: FakeModelServer, context: str, *, shared: bool) -> dict[str, Any]:
+    """One OpenAI-format board; input tokens per call and their cost at gpt-5.4's prices."""
+    server.reset()
+    server.default(CouncilScript(latency_s=0.02).reply)
+    registry = ProviderRegistry(settings(server, 8), shared_tools=shared)
+    advisory = await Engine(registry, load_catalog(), InMemoryLedger()).deliberate(
+        board_request(context, OPENAI_MODEL, "tools")
+    )
+    await registry.aclose()
+    usage = advisory.usage
+    caps = CapabilityTable().lookup("openai", OPENAI_MODEL.split(":", 1)[1])
+    total = usage.input_tokens + usage.cached_input_tokens
+    return {
+        "calls": usage.calls,
+        "input_tokens_per_call": total / usage.calls,
+        "uncached_input_tokens_per_call": usage.input_tokens / usage.calls,
+        "input_cost_usd": (
+            usage.input_tokens * caps.input_price
+            + usage.cached_input_tokens * caps.cache_read_price
+        )
+        / 1e6,
+        "resolution": advisory.resolution.value,
+    }
+
+
+async def measure_tool_lists() -> dict[str, Any]:
+    with run_fake_model_server() as server:
+        context = make_context(server)
+        phase = await tool_list_run(server, context, shared=False)
+        shared = await tool_list_run(server, context, shared=True)
+    return {
+        "phase_only": phase,
+        "shared_list": shared,
+        "tokens_saved_per_call": shared["input_tokens_per_call"] - phase["input_tokens_per_call"],
+        "cost_ratio": phase["input_cost_usd"] / shared["input_cost_usd"],
+    }
 
 
 async def one_run(
@@ -86,16 +145,7 @@ async def one_run(
     server.default(CouncilScript(latency_s=latency, first_token_s=0.25 * latency).reply)
     registry = ProviderRegistry(settings(server, concurrency))
     engine = Engine(registry, load_catalog(), InMemoryLedger())
-    request = DeliberationRequest(
-        deliberation_id=f"bench-{tag}-{time.monotonic_ns()}",
-        topic="Review this refactor",
-        protocol="board",
-        context=context,
-        models=[MODEL],
-        signals=ReviewSignals(topic="review", languages=("python",), areas=("performance",)),
-        board=BoardConfig(default_size=SEATS, min_size=3, discussion_rounds=ROUNDS),
-        pinned=[PinnedSeat(persona=p) for p in BOARD],
-    )
+    request = board_request(context, MODEL, tag)
     started = time.perf_counter()
     advisory = await engine.deliberate(request)
     wall = time.perf_counter() - started
@@ -179,6 +229,19 @@ def print_table(result: dict[str, Any]) -> None:
     )
     for name, value in rows:
         print(f"  {name:<{width}}  {value}")
+    tools = result["tool_lists"]
+    phase, shared = tools["phase_only"], tools["shared_list"]
+    print(f"OpenAI format ({OPENAI_MODEL}), {phase['calls']} calls, input per call:")
+    for name, run in (("only the phase's schema", phase), ("all seven tool definitions", shared)):
+        print(
+            f"  {name:<28} {run['input_tokens_per_call']:>9,.0f} tokens "
+            f"({run['uncached_input_tokens_per_call']:,.0f} uncached), "
+            f"input cost ${run['input_cost_usd']:.4f}"
+        )
+    print(
+        f"  saved per call: {tools['tokens_saved_per_call']:,.0f} tokens; "
+        f"cost ratio {tools['cost_ratio']:.3f}"
+    )
 
 
 def main() -> None:
@@ -190,6 +253,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     result = asyncio.run(measure(args.latency, args.repeats))
+    result["tool_lists"] = asyncio.run(measure_tool_lists())
     print_table(result)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from bot.providers import preflight
 from bot.providers.negotiation import PROCESS_MODES
 
 from tests.support.github_server import FakeGitHub, run_fake_github
@@ -25,6 +26,7 @@ def models(fake_models: FakeModelServer) -> FakeModelServer:
     structured-output mode remembered from an earlier test's calls to it."""
     fake_models.reset()
     PROCESS_MODES.forget()
+    preflight.forget()
     return fake_models
 
 

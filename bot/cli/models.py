@@ -56,17 +56,29 @@ def check(
 
 def print_table(results: list[CheckResult], console: Console) -> None:
     table = Table(title="Model check")
-    for column in ("provider", "model", "ok", "structured", "latency", "in", "out", "error"):
+    columns = ("model", "ok", "structured", "latency", "context", "output", "price", "error")
+    for column in columns:
         table.add_column(column)
     for r in results:
         table.add_row(
-            r.provider,
             r.model,
-            "yes" if r.ok else "NO",
-            "native" if r.structured else "-",
+            "yes" if r.ok else ("NO" if r.reachable else "NO (unreachable)"),
+            r.structured_mode or "-",
             f"{r.latency_ms} ms" if r.latency_ms is not None else "-",
-            str(r.input_tokens),
-            str(r.output_tokens),
+            f"{r.context_window:,}" if r.context_window else "-",
+            f"{r.max_output_tokens:,}" if r.max_output_tokens else "-",
+            _price(r),
             r.error or "",
         )
     console.print(table)
+
+
+def _price(result: CheckResult) -> str:
+    """Where the price came from, and the price: "$2.50/$15.00 per M (table)"."""
+    if result.price_source is None:
+        return "-"
+    if result.price_source == "unknown":
+        return "unknown"
+    if result.price_source == "local":
+        return "free (local)"
+    return f"${result.input_price:.2f}/${result.output_price:.2f} per M ({result.price_source})"

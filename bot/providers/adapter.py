@@ -58,6 +58,9 @@ class RawAnswer:
 class Adapter(ABC):
     """One model reference behind one SDK client. Implements `bot.providers.base.Provider`."""
 
+    # Tells keys apart without holding one (a digest; set by the registry).
+    key_id: str = ""
+
     def __init__(
         self,
         ref: ModelRef,
@@ -88,6 +91,21 @@ class Adapter(ABC):
 
     @abstractmethod
     async def aclose(self) -> None: ...
+
+    @property
+    def base_url(self) -> str:
+        """The address calls go to (named by errors and the preflight)."""
+        return self._ref.base_url or ""
+
+    @property
+    def structured_mode(self) -> str:
+        """How structured answers are asked for (shown by `council models check`)."""
+        return "text"
+
+    async def list_models(self) -> list[str] | None:
+        """The models the endpoint serves (its model list), or None where it serves no list.
+        Raises ProviderError when the endpoint does not answer or refuses the key."""
+        return None
 
     async def call(self, request: ModelCall[OutputT]) -> CallResult[OutputT]:
         return await self._run(request, None)

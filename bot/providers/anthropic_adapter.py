@@ -48,6 +48,23 @@ class AnthropicAdapter(Adapter):
     async def aclose(self) -> None:
         await self._client.close()
 
+    async def list_models(self) -> list[str] | None:
+        try:
+            page = await self._client.with_options(max_retries=1).models.list(
+                limit=100, timeout=15.0
+            )
+        except anthropic.NotFoundError:
+            return None
+        except (anthropic.AnthropicError, ValueError) as err:
+            raise map_sdk_error(
+                err,
+                ref=self.ref,
+                key_env="ANTHROPIC_API_KEY",
+                secrets=self._secrets,
+                url=self.base_url,
+            ) from None
+        return [m.id for m in page.data]
+
     async def _exchange(
         self, request: ModelCall[OutputT], began: asyncio.Event | None
     ) -> RawAnswer:

@@ -60,6 +60,22 @@ class OllamaAdapter(Adapter):
     async def aclose(self) -> None:
         await self._client.aclose()
 
+    async def list_models(self) -> list[str] | None:
+        try:
+            response = await self._client.get("/api/tags", timeout=15.0)
+        except httpx.HTTPError as err:
+            raise Unreachable(
+                f"{self.ref}: cannot reach the provider at {self._root} "
+                f"({scrub(str(err), self._secrets)[:200]})"
+            ) from None
+        if response.status_code != 200:
+            raise self._status_error(response)
+        try:
+            models = response.json().get("models") or []
+        except (ValueError, AttributeError):
+            return None
+        return [str(m.get("name")) for m in models if isinstance(m, dict) and m.get("name")]
+
     def _body(self, request: ModelCall[OutputT]) -> dict[str, Any]:
         messages = [{"role": "system", "content": b.text} for b in request.system]
         messages += [{"role": m.role, "content": m.content} for m in request.messages]

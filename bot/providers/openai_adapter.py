@@ -120,6 +120,19 @@ class OpenAIAdapter(Adapter):
     async def aclose(self) -> None:
         await self._client.close()
 
+    async def list_models(self) -> list[str] | None:
+        try:
+            page = await self._client.with_options(max_retries=1).models.list(timeout=15.0)
+        except openai.NotFoundError:
+            return None  # no model list here (Azure deployments, some proxies)
+        except (openai.OpenAIError, ValueError) as err:
+            if isinstance(err, openai.APIStatusError) and err.status_code in (405, 501):
+                return None
+            raise map_sdk_error(
+                err, ref=self.ref, key_env=self._key_env, secrets=self._secrets, url=self.base_url
+            ) from None
+        return [m.id for m in page.data]
+
     async def _exchange(
         self, request: ModelCall[OutputT], began: asyncio.Event | None
     ) -> RawAnswer:

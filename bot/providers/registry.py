@@ -4,6 +4,7 @@ provider, one adapter per model reference."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -150,19 +151,20 @@ class ProviderRegistry:
                 max_retries=self.settings.max_retries,
                 timeout_s=self.settings.request_timeout_s,
             )
-            return AnthropicAdapter(client, [key], **common)
+            return _keyed(AnthropicAdapter(client, [key], **common), key)
         key, key_env = self._openai_key(ref)
         structured = ref.endpoint.structured if ref.endpoint is not None else "auto"
         if structured == "format":
             from bot.providers.ollama_adapter import OllamaAdapter
 
-            return OllamaAdapter(
+            ollama = OllamaAdapter(
                 ollama_root(ref.base_url or self.settings.ollama_url),
                 [key],
                 max_retries=self.settings.max_retries,
                 timeout_s=self.settings.request_timeout_s,
                 **common,
             )
+            return _keyed(ollama, key)
         from bot.providers.openai_adapter import OpenAIAdapter, openai_client
 
         oai = openai_client(
@@ -172,7 +174,7 @@ class ProviderRegistry:
             timeout_s=self.settings.request_timeout_s,
             api_version=ref.api_version,
         )
-        return OpenAIAdapter(
+        adapter = OpenAIAdapter(
             oai,
             [key],
             key_env,
@@ -181,6 +183,7 @@ class ProviderRegistry:
             shared_tools=self.shared_tools,
             **common,
         )
+        return _keyed(adapter, key)
 
     def _key(self, secret: SecretStr | None, env: str, ref: ModelRef) -> str:
         value = _secret(secret)
@@ -199,6 +202,11 @@ class ProviderRegistry:
         if not value and ref.provider != "openai-compatible":
             raise ConfigurationError(f"{ref.text}: {ref.api_key_env} is not set", model=ref.text)
         return value or KEYLESS, ref.api_key_env
+
+
+def _keyed(adapter: Adapter, key: str) -> Adapter:
+    adapter.key_id = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return adapter
 
 
 def ollama_root(url: str) -> str:

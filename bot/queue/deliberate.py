@@ -27,7 +27,7 @@ from bot.review.assemble import PreparedReview, ReviewError, ReviewOptions, prep
 from bot.review.inputs import review_topic
 from bot.review.local import NothingToReview
 from bot.review.pull import pull_setup
-from bot.review.run import deliberate, record_request, resumes
+from bot.review.run import deliberate, record_request, registry_preflight, resumes
 from bot.review.setup import RepoSetup
 from bot.review.sources import PullSource
 from bot.store.records import (
@@ -197,6 +197,7 @@ class DeliberationJob:
             max_cost_usd=cap,
             on_progress=lifecycle.on_progress,
             fence=lease.check,
+            preflight=registry_preflight(ctx.deps.providers),
         )
         DELIBERATION_SECONDS.labels(record.protocol).observe(time.monotonic() - started)
         await publish(ctx, lifecycle, admitted.pull, setup, advisory, prepared.task_type)

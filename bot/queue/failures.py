@@ -23,7 +23,7 @@ from bot.github.errors import (
     GitHubUnavailable,
     GitHubValidationError,
 )
-from bot.review import ConveneError, ProviderError
+from bot.review import ConveneError, PreflightFailed, ProviderError
 from bot.review.assemble import ReviewError
 from bot.review.setup import SetupError
 
@@ -117,6 +117,12 @@ def _github_cause(error: GitHubError) -> str:
 
 
 def _provider(error: ProviderError, delivery_id: str) -> str:
+    if isinstance(error, PreflightFailed):
+        # Our own words: the variable to set or the address that did not answer.
+        return (
+            f"No model was called: {_clip('; '.join(p.message for p in error.problems))}. The "
+            "App's operator must fix the model settings; then comment `/council` to try again."
+        )
     if error.kind == "configuration":
         return (
             "The council could not call a model: the App's model settings are incomplete "
@@ -128,7 +134,11 @@ def _provider(error: ProviderError, delivery_id: str) -> str:
 
 
 def _message(error: BaseException) -> str:
-    text = " ".join(str(error).split()).rstrip(".")
+    return _clip(str(error))
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split()).rstrip(".")
     return text if len(text) <= _MESSAGE_MAX else text[: _MESSAGE_MAX - 1] + "…"
 
 

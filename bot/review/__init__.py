@@ -44,6 +44,9 @@ _EXPORTS: dict[str, str] = {
     # errors a caller reports as a usage error
     "ConveneError": "bot.council.convene",
     "ConfigurationError": "bot.providers",
+    "PreflightFailed": "bot.providers.preflight",
+    # the most seats a protocol convenes (a worker's job timeout covers them queueing)
+    "BOARD_SIZE": "bot.council.protocols",
     # errors a job explains to the people reading its check run
     "ProviderError": "bot.providers",
 }
@@ -100,6 +103,9 @@ if TYPE_CHECKING:  # the same names, for type checkers (`X as X`: re-exported)
     from bot.council.personas import (
         load_catalog as load_catalog,
     )
+    from bot.council.protocols import (
+        BOARD_SIZE as BOARD_SIZE,
+    )
     from bot.council.scoring import (
         explain as explain,
     )
@@ -117,6 +123,9 @@ if TYPE_CHECKING:  # the same names, for type checkers (`X as X`: re-exported)
     )
     from bot.providers import (
         ProviderRegistry as ProviderRegistry,
+    )
+    from bot.providers.preflight import (
+        PreflightFailed as PreflightFailed,
     )
 
 __all__ = sorted(_EXPORTS)

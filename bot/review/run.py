@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.council.advisory import Advisory
 from bot.council.budget import Budget, InMemoryBudget
-from bot.council.engine import Engine, ProgressEvent
+from bot.council.engine import DeliberationRequest, Engine, ProgressEvent
 from bot.council.scoring import PersonaRecord, ReviewSignals, review_task_type
 from bot.providers import ProviderRegistry
 from bot.review.assemble import PreparedReview
@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # SQLAlchemy costs a dry run time it does not need
     from bot.store.db import Database
 
 Progress = Callable[[ProgressEvent], None]
+Preflight = Callable[[list[str]], Awaitable[None]]
 Requested = tuple[str, dict[str, Any]]  # (job id, the job's request)
 
 
@@ -56,9 +57,12 @@ async def deliberate(
     on_progress: Progress | None = None,
     fence: Callable[[], Awaitable[None]] | None = None,
     budget: Budget | None = None,
+    preflight: Preflight | None = None,
 ) -> Advisory:
     """Convene and deliberate on the deliberation's ledger (resuming what it holds).
     `fence` runs before every ledger write and raises to stop a runner that lost its claim.
+    `preflight` is given the models the council will seat before any is called, and raises
+    (bot.providers.preflight.PreflightFailed) when one cannot be.
 
     Every call reserves its worst case with `budget` before it starts; None: the store's
     budget for this deliberation, capped at `max_cost_usd`, at the pull request's cap
@@ -84,7 +88,30 @@ async def deliberate(
         on_progress=on_progress,
     )
     request = prepared.request(deliberation_id, settings, max_cost_usd=max_cost_usd)
+    if preflight is not None:
+        await preflight(await seated_models(engine, request))
     return await engine.deliberate(request, budget=budget)
+
+
+async def seated_models(engine: Engine, request: DeliberationRequest) -> list[str]:
+    """Every model the deliberation will call: its seats', chair's and judge's (a debate,
+    whose panel a model designs, may seat any of the models it is given)."""
+    convened = await engine.preview(request)
+    if convened is None:
+        chair = [request.chair_model] if request.chair_model else []
+        return list(dict.fromkeys([*request.models, *chair]))
+    seats = [*convened.seats, convened.chair, convened.judge]
+    return list(dict.fromkeys(s.model for s in seats if s is not None))
+
+
+def registry_preflight(registry: ProviderRegistry) -> Preflight:
+    """The preflight of the registry's models (their keys, their endpoints answering)."""
+    from bot.providers.preflight import preflight
+
+    async def check(models: list[str]) -> None:
+        await preflight(registry, models)
+
+    return check
 
 
 async def review_and_record(
@@ -125,6 +152,7 @@ async def review_and_record(
             on_progress=on_progress,
             # One process, one review, never resumed: its cap is held in memory.
             budget=InMemoryBudget(prepared.setup.config.max_cost_usd),
+            preflight=registry_preflight(registry),
         )
         await set_status(
             db,

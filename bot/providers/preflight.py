@@ -1,0 +1,108 @@
+"""Preflight: before a council convenes, every seated model has its key and every endpoint
+answers. A missing key or an unreachable URL is then one clear error naming the variable or
+the address, before any seat is called (`council review` exits 2; the App's check run is
+neutral), instead of every seat failing after convening.
+
+An endpoint is asked for its model list where it serves one (which also proves the key),
+else for one tiny answer. A local server's list must hold the model (Ollama and llama.cpp
+serve what was pulled or loaded, by its exact name). What an endpoint answered is trusted for
+`COUNCIL_PREFLIGHT_TTL_S` seconds, per process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.providers.adapter import Adapter
+from bot.providers.base import ConfigurationError, Message, ModelCall, ProviderError
+from bot.providers.registry import ProviderRegistry
+
+__all__ = ["PreflightFailed", "PreflightProblem", "preflight"]
+
+TINY_CALL_DEADLINE_S = 30.0
+
+
+@dataclass(frozen=True)
+class PreflightProblem:
+    model: str
+    message: str  # names the variable or the URL; never a secret
+
+
+class PreflightFailed(ConfigurationError):
+    """One or more seated models cannot be called; no seat was."""
+
+    def __init__(self, problems: Sequence[PreflightProblem]) -> None:
+        self.problems = list(problems)
+        lines = "; ".join(p.message for p in self.problems)
+        super().__init__(f"the council did not convene: {lines}")
+
+
+@dataclass
+class _Answer:
+    at: float
+    served: list[str] | None  # the model list; None where none is served
+    problem: str | None
+
+
+# endpoint key -> what it answered, and when
+_ANSWERS: dict[str, _Answer] = {}
+
+
+def forget() -> None:
+    """Forget every endpoint's answer (tests; an operator's `models check`)."""
+    _ANSWERS.clear()
+
+
+async def preflight(registry: ProviderRegistry, models: Sequence[str]) -> None:
+    """Raise PreflightFailed naming what is wrong with any of `models`."""
+    refs = list(dict.fromkeys(models))
+    problems = await asyncio.gather(*(_check(registry, ref) for ref in refs))
+    found = [PreflightProblem(ref, p) for ref, p in zip(refs, problems, strict=True) if p]
+    if found:
+        raise PreflightFailed(found)
+
+
+async def _check(registry: ProviderRegistry, ref: str) -> str | None:
+    try:
+        adapter = registry.get(ref)  # a missing key or an unknown endpoint raises here
+    except ProviderError as err:
+        return str(err)
+    key = f"{ref.partition(':')[0]}|{adapter.base_url}|{adapter.key_id}"
+    ttl = registry.settings.preflight_ttl_s
+    answer = _ANSWERS.get(key)
+    if answer is None or time.monotonic() - answer.at > ttl:
+        answer = await _ask(adapter, ref)
+        _ANSWERS[key] = answer
+    if answer.problem is not None:
+        return answer.problem
+    resolved = registry.resolve(ref)
+    if resolved.local and answer.served and not _serves(answer.served, resolved.model):
+        listed = ", ".join(answer.served[:10])
+        return f"{ref}: {adapter.base_url} does not serve {resolved.model} (it serves: {listed})"
+    return None
+
+
+async def _ask(adapter: Adapter, ref: str) -> _Answer:
+    try:
+        served = await adapter.list_models()
+        if served is None:
+            await adapter.call(
+                ModelCall(
+                    system=[],
+                    messages=[Message(role="user", content="Reply with the word ok.")],
+                    max_tokens=16,
+                    deadline_s=TINY_CALL_DEADLINE_S,
+                    label="preflight",
+                )
+            )
+    except ProviderError as err:
+        return _Answer(time.monotonic(), None, str(err))
+    return _Answer(time.monotonic(), served, None)
+
+
+def _serves(served: Sequence[str], model: str) -> bool:
+    names = {s.removesuffix(":latest") for s in served}
+    return model.removesuffix(":latest") in names
