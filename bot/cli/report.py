@@ -11,6 +11,7 @@ from rich.console import Console
 
 from bot.render import conclusion_for, render_comment
 from bot.render.terminal import render_advisory, render_text, summary_line
+from bot.render.usage import cost_known
 from bot.review import Advisory
 from bot.review.assemble import PreparedReview
 
@@ -71,7 +72,12 @@ def advisory_json(advisory: Advisory, markdown: str, gate: str = "verdict") -> d
             "output_tokens": advisory.usage.output_tokens,
             "cached_input_tokens": advisory.usage.cached_input_tokens,
             "cache_write_tokens": advisory.usage.cache_write_tokens,
+            "reasoning_tokens": advisory.usage.reasoning_tokens,
+            "truncated": advisory.usage.truncated,
+            # What the priced calls cost; the calls of `unpriced_models` are not in it.
             "cost_usd": round(advisory.usage.cost_usd, 6),
+            "cost_known": cost_known(advisory.usage),
+            "unpriced_models": list(advisory.usage.unpriced_models),
             "wall_ms": advisory.usage.wall_ms,
         },
         "markdown": markdown,

@@ -114,6 +114,9 @@ class SeatReport(_Record):
     # The board-scoring total that seated this persona; None for seats not chosen by score.
     score: float | None = None
     lenses: list[str] = Field(default_factory=list)
+    # Lenses of the brief the kept assessment gives no score (still missing after the
+    # completeness gate's re-asks): rendered "not scored".
+    unscored_lenses: list[str] = Field(default_factory=list)
 
     @property
     def is_valid(self) -> bool:
@@ -163,8 +166,26 @@ class UsageSummary(_Record):
     output_tokens: int = 0
     cache_write_tokens: int = 0
     cached_input_tokens: int = 0
+    # The part of output_tokens the models spent reasoning (priced within them).
+    reasoning_tokens: int = 0
+    # Answers cut off at the output limit (each was re-asked for a shorter one while the
+    # step had re-asks left).
+    truncated: int = 0
+    # What the priced calls cost; the calls of `unpriced_models` count $0 in it.
     cost_usd: float = 0.0
+    # Models called whose price nobody knows (their cost is unknown, not free).
+    unpriced_models: list[str] = Field(default_factory=list)
     wall_ms: int = 0
+
+    @property
+    def tokens(self) -> int:
+        """Every token of every call: input, cache writes and reads, output."""
+        return (
+            self.input_tokens
+            + self.cache_write_tokens
+            + self.cached_input_tokens
+            + self.output_tokens
+        )
 
     def plus(self, other: UsageSummary) -> UsageSummary:
         """Sum of two summaries; wall time is the longer one (phases overlap in parallel)."""
@@ -174,7 +195,10 @@ class UsageSummary(_Record):
             output_tokens=self.output_tokens + other.output_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            truncated=self.truncated + other.truncated,
             cost_usd=self.cost_usd + other.cost_usd,
+            unpriced_models=list(dict.fromkeys([*self.unpriced_models, *other.unpriced_models])),
             wall_ms=max(self.wall_ms, other.wall_ms),
         )
 

@@ -9,6 +9,11 @@ in full, because nobody knows what the provider billed.
 `InMemoryBudget` holds its caps in this process (the command line, tests). The App's budget
 lives in the store (`bot.store.spend.StoreBudget`): there reservations are atomic across
 workers, against the deliberation's, the pull request's and the installation's daily cap.
+
+Beside the dollar caps, a deliberation may have a cap in tokens (`TokenBudget`): a model
+with no known price costs $0 as far as a dollar cap can see, so only tokens bound it. Each
+call reserves its worst-case tokens (input estimate + the output limit it is sent) the same
+way, and settles to the tokens it actually used.
 """
 
 from __future__ import annotations
@@ -17,7 +22,18 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Protocol
 
-__all__ = ["Budget", "CapReached", "InMemoryBudget", "Reservation"]
+__all__ = [
+    "TOKEN_CAP",
+    "TOKEN_CAP_SETTING",
+    "Budget",
+    "CapReached",
+    "InMemoryBudget",
+    "Refusal",
+    "Reservation",
+    "TokenBudget",
+    "TokenCapReached",
+    "TokenReservation",
+]
 
 
 @dataclass(frozen=True)
@@ -40,6 +56,35 @@ class CapReached:
 
     def __str__(self) -> str:
         return f"{self.cap} of ${self.limit_usd:.2f}"
+
+    def next_call(self) -> str:
+        """What the refused call could have spent, e.g. "cost up to $0.1900"."""
+        return f"cost up to ${self.amount_usd:.4f}"
+
+
+TOKEN_CAP = "the token cap"
+TOKEN_CAP_SETTING = "COUNCIL_MAX_SPEND_TOKENS"
+
+
+@dataclass(frozen=True)
+class TokenCapReached:
+    """Why a `TokenBudget` refused a reservation: the call could have crossed the cap."""
+
+    limit_tokens: int
+    charged_tokens: int  # used and held against the cap when it refused
+    amount_tokens: int  # what the refused call could have used
+    cap: str = TOKEN_CAP
+    setting: str = TOKEN_CAP_SETTING
+
+    def __str__(self) -> str:
+        return f"{self.cap} of {self.limit_tokens:,} tokens ({self.setting})"
+
+    def next_call(self) -> str:
+        return f"used up to {self.amount_tokens:,} tokens"
+
+
+# Either kind of cap stops a deliberation the same way (Resolution.COST_LIMIT).
+Refusal = CapReached | TokenCapReached
 
 
 class Budget(Protocol):
@@ -97,4 +142,52 @@ class InMemoryBudget:
             self.spent_usd += actual_usd
 
     async def release(self, reservation: Reservation) -> None:
+        self.held.pop(reservation.id, None)
+
+
+@dataclass(frozen=True)
+class TokenReservation:
+    """Tokens held for one call until it is settled or released."""
+
+    id: str
+    tokens: int
+    label: str
+
+
+@dataclass
+class TokenBudget:
+    """A deliberation's cap in tokens (None: none), held in this process: input (cache
+    reads and writes included) plus output of every call, reserved at the call's worst case
+    before it starts and settled to what it used.
+
+    `spent_tokens` starts at what the ledger's recorded calls used (a resumed deliberation).
+    Synchronous: the check and the hold are atomic within the event loop."""
+
+    cap_tokens: int | None
+    spent_tokens: int = 0
+    held: dict[str, TokenReservation] = field(default_factory=dict)
+    reservations: list[TokenReservation] = field(default_factory=list)
+    refusals: list[TokenCapReached] = field(default_factory=list)
+    _ids: itertools.count[int] = field(default_factory=itertools.count)
+
+    @property
+    def charged_tokens(self) -> int:
+        return self.spent_tokens + sum(r.tokens for r in self.held.values())
+
+    def reserve(self, tokens: int, label: str) -> TokenReservation | TokenCapReached:
+        charged = self.charged_tokens
+        if self.cap_tokens is not None and charged + tokens > self.cap_tokens:
+            refusal = TokenCapReached(self.cap_tokens, charged, tokens)
+            self.refusals.append(refusal)
+            return refusal
+        reservation = TokenReservation(f"tok-{next(self._ids)}", tokens, label)
+        self.held[reservation.id] = reservation
+        self.reservations.append(reservation)
+        return reservation
+
+    def settle(self, reservation: TokenReservation, actual_tokens: int) -> None:
+        if self.held.pop(reservation.id, None) is not None:
+            self.spent_tokens += actual_tokens
+
+    def release(self, reservation: TokenReservation) -> None:
         self.held.pop(reservation.id, None)

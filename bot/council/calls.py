@@ -1,9 +1,13 @@
 """Ledger-backed model calls: a step whose answer is in the ledger is never paid for twice.
 
 Every seat call goes through `SeatCaller.call`: it replays a recorded step, or reserves the
-call's worst-case cost with the deliberation's `Budget` (a call that would cross a cap does
-not start), calls the provider, settles the reservation at what the call cost, and records
-the validated answer (or the typed failure) with its tokens, cost and time.
+call's worst-case tokens with the deliberation's `TokenBudget` and its worst-case cost with
+its `Budget` (a call that would cross a cap does not start), calls the provider, settles the
+reservations at what the call used and cost, and records the validated answer (or the typed
+failure) with its tokens, cost and time.
+
+A model's capabilities come from `ProviderSource.capabilities_of` (no client is built for
+them): the output limit the call is sent, its price, and whether that price is known at all.
 """
 
 from __future__ import annotations
@@ -17,7 +21,16 @@ from typing import Any, Protocol
 from pydantic import BaseModel, JsonValue
 
 from bot.council.advisory import UsageSummary
-from bot.council.budget import Budget, CapReached, InMemoryBudget, Reservation
+from bot.council.budget import (
+    Budget,
+    CapReached,
+    InMemoryBudget,
+    Refusal,
+    Reservation,
+    TokenBudget,
+    TokenCapReached,
+    TokenReservation,
+)
 from bot.council.ledger import EventKind, Ledger
 from bot.council.seats import Seat
 from bot.providers import (
@@ -31,6 +44,7 @@ from bot.providers import (
     Usage,
     worst_case_cost,
 )
+from bot.providers.worstcase import max_output_tokens, worst_case_input
 from bot.tokens import TokenEstimator, default_estimator
 
 __all__ = [
@@ -43,6 +57,9 @@ __all__ = [
     "ProviderSource",
     "Reservation",
     "SeatCaller",
+    "TokenBudget",
+    "TokenCapReached",
+    "ledger_tokens",
 ]
 
 
@@ -58,12 +75,13 @@ class ProviderSource(Protocol):
 
 
 class CostLimitReached(Exception):
-    """A call's reservation would have crossed a cost cap, so the call did not start.
+    """A call's reservation would have crossed a cost cap or the token cap, so the call did
+    not start.
 
     The phase that was running sets `where` (e.g. "after 3 of 5 assessments") before the
     engine turns the stop into the advisory's reason."""
 
-    def __init__(self, refusal: CapReached, step: str) -> None:
+    def __init__(self, refusal: Refusal, step: str) -> None:
         super().__init__(f"{refusal} reached before {step}")
         self.refusal = refusal
         self.step = step
@@ -71,12 +89,14 @@ class CostLimitReached(Exception):
 
     def reason(self) -> str:
         """E.g. "The deliberation's cost cap of $2.00 stopped the council after 3 of 5
-        assessments (the next call could have cost up to $0.1900)."."""
+        assessments (the next call could have cost up to $0.1900).", or "The token cap of
+        200,000 tokens (COUNCIL_MAX_SPEND_TOKENS) stopped the council after 3 of 5
+        assessments (the next call could have used up to 12,345 tokens)."."""
         cap = str(self.refusal)
         where = f" {self.where}" if self.where else ""
         return (
             f"{cap[:1].upper()}{cap[1:]} stopped the council{where} (the next call could have "
-            f"cost up to ${self.refusal.amount_usd:.4f})."
+            f"{self.refusal.next_call()})."
         )
 
 
@@ -89,10 +109,14 @@ class Outcome:
     error_kind: str | None
     error: str | None
     validation_error: str | None
-    usage: Usage
+    usage: Usage  # its reasoning_tokens are a part of its output_tokens
     cost_usd: float
     ms: int
     replayed: bool = False
+    # The answer was cut off at the output limit (an InvalidOutput with `truncated`).
+    truncated: bool = False
+    # False when nothing says what the model costs: its $0 is unknown, not free.
+    priced: bool = True
 
     @property
     def ok(self) -> bool:
@@ -111,7 +135,7 @@ class Accounts:
     usage: UsageSummary = field(default_factory=UsageSummary)
     fresh_calls: int = 0
 
-    def add(self, outcome: Outcome) -> None:
+    def add(self, outcome: Outcome, model: str = "") -> None:
         self.usage = self.usage.plus(
             UsageSummary(
                 calls=1,
@@ -119,7 +143,10 @@ class Accounts:
                 output_tokens=outcome.usage.output_tokens,
                 cache_write_tokens=outcome.usage.cache_write_tokens,
                 cached_input_tokens=outcome.usage.cache_read_tokens,
+                reasoning_tokens=outcome.usage.reasoning_tokens,
+                truncated=int(outcome.truncated),
                 cost_usd=outcome.cost_usd,
+                unpriced_models=[] if outcome.priced else [model],
             )
         )
         if not outcome.replayed:
@@ -139,6 +166,7 @@ class SeatCaller:
         progress: ProgressFn,
         *,
         budget: Budget,
+        tokens: TokenBudget | None = None,
         estimator: TokenEstimator | None = None,
     ) -> None:
         self._id = deliberation_id
@@ -147,6 +175,8 @@ class SeatCaller:
         self._accounts = accounts
         self._progress = progress
         self._budget = budget
+        # The cap in tokens beside the dollar caps; None: no token cap.
+        self._tokens = tokens if tokens is not None else TokenBudget(None)
         self._estimator = estimator or default_estimator()
         # The first refusal: once a cap stopped one call, this deliberation starts no more.
         self._stopped: CostLimitReached | None = None
@@ -166,13 +196,14 @@ class SeatCaller:
         if recorded is not None:
             if warm is not None and leader:
                 warm.set()
-            outcome = _replay(recorded.payload, request)
-            self._accounts.add(outcome)
+            outcome = _replay(recorded.payload, request, self._priced(seat.model))
+            self._accounts.add(outcome, seat.model)
             return outcome
         if warm is not None and not leader:
             await warm.wait()
+        caps = self._capabilities(seat.model)
         try:
-            held = await self._reserve(seat, step, request)
+            held = await self._reserve(caps, step, request)
         except CostLimitReached:
             if warm is not None:
                 warm.set()  # never leave the seats waiting on this one stuck
@@ -184,13 +215,14 @@ class SeatCaller:
                 {"seat": seat.seat_id, "step": step, "model": seat.model},
             )
         except Exception:
-            await self._budget.release(held)  # the call never started
+            await self._release(held)  # the call never started
             raise
         self._progress(step.split("/")[0], seat.seat_id, "called", seat.persona_name)
         # Cancelled from here on (or the worker dies), the reservation stays charged.
         outcome = await self._invoke(seat, request, warm if leader else None)
+        outcome.priced = caps is not None and caps.priced
         await self._settle(held, outcome)
-        self._accounts.add(outcome)
+        self._accounts.add(outcome, seat.model)
         await self._ledger.append(
             self._id, EventKind.SEAT_RETURNED, _payload(seat, step, outcome), step=step
         )
@@ -199,30 +231,57 @@ class SeatCaller:
         )
         return outcome
 
-    async def _reserve(self, seat: Seat, step: str, request: ModelCall[Any]) -> Reservation:
+    def _capabilities(self, model: str) -> ModelCapabilities | None:
+        """None: the reference does not resolve (the call fails before anything is sent)."""
+        try:
+            return self._providers.capabilities_of(model)
+        except ProviderError:
+            return None
+
+    def _priced(self, model: str) -> bool:
+        caps = self._capabilities(model)
+        return caps is not None and caps.priced
+
+    async def _reserve(
+        self, caps: ModelCapabilities | None, step: str, request: ModelCall[Any]
+    ) -> _Held:
+        """Hold the call's worst-case tokens, then its worst-case cost; either refusal
+        stops this call and every later one."""
         if self._stopped is None:
-            held = await self._budget.reserve(self._worst_case(seat, request), step)
-            if isinstance(held, Reservation):
-                return held
-            self._stopped = CostLimitReached(held, step)
+            tokens = self._tokens.reserve(self._worst_tokens(caps, request), step)
+            if isinstance(tokens, TokenCapReached):
+                self._stopped = CostLimitReached(tokens, step)
+            else:
+                worst = 0.0 if caps is None else worst_case_cost(caps, request, self._estimator)
+                money = await self._budget.reserve(worst, step)
+                if isinstance(money, Reservation):
+                    return _Held(money, tokens)
+                self._tokens.release(tokens)
+                self._stopped = CostLimitReached(money, step)
         raise CostLimitReached(self._stopped.refusal, step)
 
-    def _worst_case(self, seat: Seat, request: ModelCall[Any]) -> float:
-        try:
-            caps = self._providers.get(seat.model).capabilities
-        except ProviderError:
-            return 0.0  # no provider to call: the call fails before anything is sent
-        return worst_case_cost(caps, request, self._estimator)
+    def _worst_tokens(self, caps: ModelCapabilities | None, request: ModelCall[Any]) -> int:
+        """Input estimate + the output limit the adapters send (clipped to the model's)."""
+        if caps is None:
+            return 0  # no provider to call: the call fails before anything is sent
+        return worst_case_input(request, self._estimator) + max_output_tokens(caps, request)
 
-    async def _settle(self, held: Reservation, outcome: Outcome) -> None:
+    async def _release(self, held: _Held) -> None:
+        self._tokens.release(held.tokens)
+        await self._budget.release(held.money)
+
+    async def _settle(self, held: _Held, outcome: Outcome) -> None:
         usage = outcome.usage
-        if outcome.ok or outcome.cost_usd > 0 or usage.total_input_tokens + usage.output_tokens:
-            await self._budget.settle(held, outcome.cost_usd)
+        used = usage.total_input_tokens + usage.output_tokens
+        if outcome.ok or outcome.cost_usd > 0 or used:
+            self._tokens.settle(held.tokens, used)
+            await self._budget.settle(held.money, outcome.cost_usd)
         elif outcome.error_kind == ErrorKind.TIMEOUT.value:
             # We stopped waiting; the provider may still have billed the answer.
-            await self._budget.settle(held, held.amount_usd)
+            self._tokens.settle(held.tokens, held.tokens.tokens)
+            await self._budget.settle(held.money, held.money.amount_usd)
         else:
-            await self._budget.release(held)  # refused before any token was billed
+            await self._release(held)  # refused before any token was billed
 
     async def _invoke(
         self, seat: Seat, request: ModelCall[Any], warm: asyncio.Event | None
@@ -251,6 +310,14 @@ class SeatCaller:
         )
 
 
+@dataclass(frozen=True)
+class _Held:
+    """What one call holds: its worst-case cost and its worst-case tokens."""
+
+    money: Reservation
+    tokens: TokenReservation
+
+
 async def _streamed(started: StartedCall[Any], warm: asyncio.Event) -> Any:
     await started.wait_began()
     warm.set()
@@ -267,6 +334,7 @@ def _failure(err: ProviderError, ms: int) -> Outcome:
         usage=err.usage,
         cost_usd=err.cost_usd,
         ms=ms,
+        truncated=isinstance(err, InvalidOutput) and err.truncated,
     )
 
 
@@ -287,12 +355,25 @@ def _payload(seat: Seat, step: str, outcome: Outcome) -> dict[str, JsonValue]:
         "tokens_out": outcome.usage.output_tokens,
         "cache_write": outcome.usage.cache_write_tokens,
         "cache_read": outcome.usage.cache_read_tokens,
+        "reasoning": outcome.usage.reasoning_tokens,
+        "truncated": outcome.truncated,
+        "priced": outcome.priced,
         "cost": outcome.cost_usd,
         "ms": outcome.ms,
     }
 
 
-def _replay(payload: dict[str, JsonValue], request: ModelCall[Any]) -> Outcome:
+def ledger_tokens(payload: dict[str, JsonValue]) -> int:
+    """The tokens a recorded call used (input, cache writes and reads, output): what a
+    resumed deliberation counts against its token cap."""
+    return sum(
+        _int(payload.get(key)) for key in ("tokens_in", "cache_write", "cache_read", "tokens_out")
+    )
+
+
+def _replay(payload: dict[str, JsonValue], request: ModelCall[Any], priced: bool) -> Outcome:
+    """The recorded outcome; `priced` (the model's price is known now) stands in for a
+    record written before the ledger said."""
     raw_output = payload.get("output")
     output = None
     if raw_output is not None and request.output is not None:
@@ -309,10 +390,13 @@ def _replay(payload: dict[str, JsonValue], request: ModelCall[Any]) -> Outcome:
             output_tokens=_int(payload.get("tokens_out")),
             cache_write_tokens=_int(payload.get("cache_write")),
             cache_read_tokens=_int(payload.get("cache_read")),
+            reasoning_tokens=_int(payload.get("reasoning")),
         ),
         cost_usd=float(payload.get("cost") or 0.0),  # type: ignore[arg-type]
         ms=_int(payload.get("ms")),
         replayed=True,
+        truncated=payload.get("truncated") is True,
+        priced=recorded if isinstance(recorded := payload.get("priced"), bool) else priced,
     )
 
 

@@ -2,14 +2,19 @@
 
 How a protocol convenes, and how many seats, is its entry in `bot.council.protocols`:
 - "board" (board, quick): score the catalog against the PR's signals, take the top seats;
-- "models" (council): one neutral seat per model (samples of a single model);
+- "models" (council): one neutral seat per model; with a single model, three samples of it,
+  each with its own reviewing strategy (and temperature, where the model accepts one);
 - "designed" (debate): panelists designed for the topic by one model call.
 The chair (and the judge of a judged protocol) are seats of their own that never vote.
+
+A seat's temperature is set only where its model accepts one (`accepts_temperature`, from
+the model's capabilities): otherwise it is None, and nothing claims it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,6 +25,7 @@ from bot.council.protocols import protocol, seat_count
 from bot.council.schemas import PanelDesign
 from bot.council.scoring import PersonaRecord, ReviewSignals, score_catalog, select_board
 from bot.council.seats import (
+    SAMPLE_STRATEGIES,
     SAMPLE_TEMPERATURES,
     Seat,
     assign_models,
@@ -28,7 +34,7 @@ from bot.council.seats import (
     seat_from_persona,
     with_labels,
 )
-from bot.providers import ModelCall, SystemBlock
+from bot.providers import Message, ModelCall, SystemBlock
 
 if TYPE_CHECKING:
     from bot.council.calls import SeatCaller
@@ -52,7 +58,7 @@ class ConveneRequest(BaseModel):
     board_min_size: int = 3
     pinned: list[tuple[str, str | None]] = Field(default_factory=list)
     system: list[SystemBlock] = Field(default_factory=list)
-    max_tokens: int = 4096
+    max_tokens: int = 8192
     deadline_s: float = 300.0
 
 
@@ -74,9 +80,14 @@ async def convene(
     catalog: Catalog,
     records: Sequence[PersonaRecord],
     caller: SeatCaller | None,
+    *,
+    accepts_temperature: Callable[[str], bool] | None = None,
 ) -> Convened:
     """The seats, their order and the officers. `caller` is needed only where a model
-    designs the panel (debate); None previews the other protocols without a call."""
+    designs the panel (debate); None previews the other protocols without a call.
+    `accepts_temperature(model)` says whether a model takes a temperature (None: none
+    does, so no seat is given one)."""
+    takes = accepts_temperature or (lambda _model: False)
     notes: list[str] = []
     panel: PanelDesign | None = None
     proto = protocol(request.protocol)
@@ -84,14 +95,14 @@ async def convene(
         proto.name, models=len(dict.fromkeys(request.models)), board_size=request.board_size
     )
     if proto.seats.convene == "models":
-        seats, notes = _council_seats(request.models, count)
+        seats, notes = _council_seats(request.models, count, takes)
     elif proto.seats.convene == "designed":
         if caller is None:
             raise ConveneError(f"{proto.name}: a model designs the seats; there is no preview")
         panel = await _design_panel(request, caller, count)
         seats = _panel_seats(panel, request.models)
     else:
-        seats, notes = _board_seats(request, catalog, records, count)
+        seats, notes = _board_seats(request, catalog, records, count, takes)
     order = member_order([s.seat_id for s in seats], request.deliberation_id)
     seats = with_labels(seats, order)
     chair = _officer("chair", request.chair_model or request.models[0], len(seats))
@@ -104,7 +115,11 @@ async def convene(
 
 
 def _board_seats(
-    request: ConveneRequest, catalog: Catalog, records: Sequence[PersonaRecord], size: int
+    request: ConveneRequest,
+    catalog: Catalog,
+    records: Sequence[PersonaRecord],
+    size: int,
+    takes_temperature: Callable[[str], bool],
 ) -> tuple[list[Seat], list[str]]:
     pinned_ids = [persona for persona, _ in request.pinned]
     unknown = [p for p in pinned_ids if p not in catalog]
@@ -121,21 +136,49 @@ def _board_seats(
     preferred = [pinned_models.get(s.persona.id) or s.persona.default_model for s in board.seats]
     models = assign_models(len(board.seats), request.models, preferred, request.allowed_models)
     seats = [
-        seat_from_persona(i + 1, s.persona, models[i], score=s.total)
+        seat_from_persona(
+            i + 1,
+            s.persona,
+            models[i],
+            score=s.total,
+            accepts_temperature=takes_temperature(models[i]),
+        )
         for i, s in enumerate(board.seats)
     ]
     return seats, list(board.notes)
 
 
-def _council_seats(models: Sequence[str], count: int) -> tuple[list[Seat], list[str]]:
+def _council_seats(
+    models: Sequence[str], count: int, takes_temperature: Callable[[str], bool]
+) -> tuple[list[Seat], list[str]]:
     distinct = list(dict.fromkeys(models))
     if len(distinct) == 1:
-        temperatures = SAMPLE_TEMPERATURES[:count]
-        seats = [neutral_seat(i + 1, distinct[0], t) for i, t in enumerate(temperatures)]
-        return seats, [
-            f"Single-model council: {len(seats)} samples of {distinct[0]} at distinct temperatures."
-        ]
+        return _samples(distinct[0], count, takes_temperature(distinct[0]))
     return [neutral_seat(i + 1, m) for i, m in enumerate(distinct)], []
+
+
+def _samples(model: str, count: int, temperature: bool) -> tuple[list[Seat], list[str]]:
+    """Samples of one model: a distinct reviewing strategy each, always (it works on every
+    model); distinct temperatures too where the model accepts one. The note says which."""
+    strategies = SAMPLE_STRATEGIES[:count]
+    temperatures = SAMPLE_TEMPERATURES[: len(strategies)] if temperature else ()
+    seats = [
+        neutral_seat(i + 1, model, temperatures[i] if temperatures else None, strategy)
+        for i, strategy in enumerate(strategies)
+    ]
+    return seats, [samples_note(model, seats)]
+
+
+def samples_note(model: str, seats: Sequence[Seat]) -> str:
+    """What actually varies between the samples of a single-model council, e.g.
+    'Single-model council: 3 samples of openai:gpt-5.4, each with a distinct reviewing
+    strategy (the model takes no temperature).'"""
+    head = f"Single-model council: {len(seats)} samples of {model}"
+    temperatures = [s.temperature for s in seats if s.temperature is not None]
+    if temperatures and len(temperatures) == len(seats):
+        shown = "/".join(str(t) for t in temperatures)
+        return f"{head} at temperatures {shown} and with distinct reviewing strategies."
+    return f"{head}, each with a distinct reviewing strategy (the model takes no temperature)."
 
 
 async def _design_panel(request: ConveneRequest, caller: SeatCaller, count: int) -> PanelDesign:
@@ -155,6 +198,15 @@ async def _design_panel(request: ConveneRequest, caller: SeatCaller, count: int)
         outcome = await caller.call(designer, f"design/designer/{attempt}", call)
         if outcome.ok and isinstance(outcome.output, PanelDesign):
             return outcome.output
+        if outcome.truncated:  # the same request would be cut off again: ask for less
+            call = replace(
+                call,
+                messages=[
+                    *call.messages,
+                    Message(role="assistant", content=outcome.text or "(no answer)"),
+                    Message(role="user", content=prompts.reask_shorter()),
+                ],
+            )
     raise ConveneError("the debate panel could not be designed (the model's answers were invalid)")
 
 

@@ -36,10 +36,12 @@ from bot.council.calls import (
     Outcome,
     ProviderSource,
     SeatCaller,
+    TokenBudget,
+    ledger_tokens,
 )
 from bot.council.convene import Convened, ConveneRequest, convene
 from bot.council.findings import merge_findings
-from bot.council.gate import check_complete
+from bot.council.gate import Gated, gate_assessment
 from bot.council.ledger import EventKind, Ledger
 from bot.council.personas import Catalog
 from bot.council.protocols import (
@@ -73,7 +75,7 @@ from bot.council.transcript import (
     round_section,
     votes_section,
 )
-from bot.providers import Message, ModelCall, OutputTool
+from bot.providers import Message, ModelCall, OutputTool, ProviderError
 from bot.tokens import TokenEstimator
 
 MAX_REASKS = 2
@@ -97,7 +99,11 @@ class DeliberationRequest(BaseModel):
     assessment_timeout_s: float = Field(default=300.0, gt=0)
     language: str | None = None
     notes: list[str] = Field(default_factory=list)
-    max_tokens: int = Field(default=4096, ge=256)
+    # Each answer's output limit; the adapters clip it to the model's max_output_tokens.
+    max_tokens: int = Field(default=8192, ge=256)
+    # A cap in tokens (input, cache writes and reads, output) over the deliberation, beside
+    # the dollar caps: what bounds a model with no known price. None: no token cap.
+    max_spend_tokens: int | None = Field(default=None, gt=0)
 
 
 # How a deliberation ended early, or its outcome: a resolution (None: none reached) and why.
@@ -120,6 +126,8 @@ class _SeatRecord:
     error: str | None = None
     assessment: Assessment | None = None
     vote: Vote | None = None
+    # The brief's lenses the kept assessment does not score.
+    unscored: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -239,6 +247,9 @@ class Engine:
             accounts,
             self._progress,
             budget=budget,
+            tokens=TokenBudget(
+                request.max_spend_tokens, spent_tokens=await self._paid_tokens(request)
+            ),
             estimator=self._estimator,
         )
         try:
@@ -280,6 +291,18 @@ class Engine:
         costs = [e.payload.get("cost") for e in events if e.kind is EventKind.SEAT_RETURNED]
         return sum(float(c) for c in costs if isinstance(c, int | float))
 
+    async def _paid_tokens(self, request: DeliberationRequest) -> int:
+        """The tokens the calls the ledger already holds used (a resumed deliberation's)."""
+        events = await self._ledger.events(request.deliberation_id)
+        return sum(ledger_tokens(e.payload) for e in events if e.kind is EventKind.SEAT_RETURNED)
+
+    def _accepts_temperature(self, model: str) -> bool:
+        """Whether `model` takes a temperature (a reference that does not resolve: no)."""
+        try:
+            return self._providers.capabilities_of(model).accepts_temperature
+        except ProviderError:
+            return False
+
     async def _stopped_convening(
         self,
         request: DeliberationRequest,
@@ -308,14 +331,26 @@ class Engine:
         ledger write (the dry run); None where a model designs them (debate)."""
         if protocol(request.protocol).seats.convene == "designed":
             return None
-        return await convene(_convene_request(request), self._catalog, self._records, None)
+        return await convene(
+            _convene_request(request),
+            self._catalog,
+            self._records,
+            None,
+            accepts_temperature=self._accepts_temperature,
+        )
 
     async def _convene(self, request: DeliberationRequest, caller: SeatCaller) -> Convened:
         recorded = await self._ledger.step(request.deliberation_id, "convened")
         if recorded is not None:
             return Convened.model_validate(recorded.payload)
         self._progress("convene", None, "started")
-        convened = await convene(_convene_request(request), self._catalog, self._records, caller)
+        convened = await convene(
+            _convene_request(request),
+            self._catalog,
+            self._records,
+            caller,
+            accepts_temperature=self._accepts_temperature,
+        )
         await self._ledger.append(
             request.deliberation_id,
             EventKind.CONVENED,
@@ -377,6 +412,8 @@ class Engine:
         record = run.records[seat.seat_id]
         brief = prompts.seat_brief(seat)
         extra: list[Message] = []
+        # The best real answer that left lenses unscored: kept when no re-ask completes it.
+        partial: Gated | None = None
         for attempt in range(MAX_REASKS + 1):
             call = run.call(seat, prompts.ASSESS_TOOL, "", brief, task, extra=extra)
             try:
@@ -388,24 +425,31 @@ class Engine:
                     leader=leader,
                 )
             except CostLimitReached as stop:
+                if partial is not None:
+                    _keep(record, partial)
+                    raise
                 record.state = SeatState.SKIPPED if attempt == 0 else SeatState.INVALID
                 record.error = f"not {'called' if attempt == 0 else 're-asked'}: {stop.refusal}"
                 raise
-            reason = _gate_reason(outcome, seat)
-            if reason is None:
-                record.assessment = outcome.output  # type: ignore[assignment]
+            reason, gated = _gate_reason(outcome, seat)
+            if gated is not None and reason is None:
+                _keep(record, gated)
                 return
+            partial = _best_partial(partial, gated)
             if not outcome.ok and not outcome.invalid:
+                if partial is not None:  # a re-ask failed: the earlier answer stands
+                    _keep(record, partial)
+                    return
                 record.state = (
                     SeatState.TIMED_OUT if outcome.error_kind == "timeout" else SeatState.ERROR
                 )
                 record.error = outcome.error
                 return
             self._progress("assess", seat.seat_id, "re-asked", seat.persona_name)
-            extra = [
-                Message(role="assistant", content=outcome.text or "(no answer)"),
-                Message(role="user", content=prompts.reask(reason)),
-            ]
+            extra = _reasked(outcome, reason)
+        if partial is not None:  # a real answer, its missing lenses not scored
+            _keep(record, partial)
+            return
         record.state = SeatState.INVALID
         record.error = f"incomplete after {MAX_REASKS} re-asks: {reason}"
 
@@ -666,12 +710,7 @@ class Engine:
                 return outcome.output
             if not outcome.invalid:
                 return None
-            extra = [
-                Message(role="assistant", content=outcome.text or "(no answer)"),
-                Message(
-                    role="user", content=prompts.reask(outcome.validation_error or "invalid answer")
-                ),
-            ]
+            extra = _reasked(outcome, outcome.validation_error or "invalid answer")
         return None
 
     # --- the advisory ----------------------------------------------------------------------
@@ -711,13 +750,45 @@ class Engine:
         )
 
 
-def _gate_reason(outcome: Outcome, seat: Seat) -> str | None:
+def _gate_reason(outcome: Outcome, seat: Seat) -> tuple[str | None, Gated | None]:
+    """Why to re-ask the answer (None: it is complete), and the completeness gate's
+    judgement of it when it is a valid assessment."""
     if outcome.invalid:
-        return outcome.validation_error or "the answer did not validate"
+        return outcome.validation_error or "the answer did not validate", None
     if not outcome.ok:
-        return outcome.error or "the call failed"
+        return outcome.error or "the call failed", None
     assert isinstance(outcome.output, Assessment)
-    return check_complete(outcome.output, seat.lenses)
+    gated = gate_assessment(outcome.output, seat.lenses)
+    return gated.reason, gated
+
+
+def _best_partial(kept: Gated | None, gated: Gated | None) -> Gated | None:
+    """The real answer to keep if no re-ask completes it: the one that misses the fewest
+    lenses (the later one on a tie)."""
+    if gated is None or not gated.answered:
+        return kept
+    if kept is None or len(gated.missing) <= len(kept.missing):
+        return gated
+    return kept
+
+
+def _keep(record: _SeatRecord, gated: Gated) -> None:
+    """Keep a gated answer: its lenses renamed to the brief's, the ones it misses unscored."""
+    record.assessment = gated.assessment
+    record.unscored = list(gated.missing)
+
+
+def _reasked(outcome: Outcome, reason: str | None) -> list[Message]:
+    """The turns of a re-ask: the answer, then why it is asked again. An answer cut off at
+    the output limit is asked for a shorter one (the same answer would be cut off again)."""
+    if outcome.truncated:
+        ask = prompts.reask_shorter()
+    else:
+        ask = prompts.reask(reason or "the answer was incomplete")
+    return [
+        Message(role="assistant", content=outcome.text or "(no answer)"),
+        Message(role="user", content=ask),
+    ]
 
 
 def _report(record: _SeatRecord) -> SeatReport:
@@ -735,6 +806,7 @@ def _report(record: _SeatRecord) -> SeatReport:
         vote=record.vote,
         score=seat.score,
         lenses=list(seat.lenses),
+        unscored_lenses=list(record.unscored),
     )
 
 

@@ -104,10 +104,16 @@ def system_blocks(protocol: str, context: str, *, language: str | None = None) -
 
 def seat_brief(seat: Seat) -> str:
     lenses = "\n".join(f"- {lens}" for lens in seat.lenses)
-    return (
+    brief = (
         f"You are {seat.label} of the council, seated as: {seat.persona_name}.\n\n"
-        f"{seat.persona_text}\n\nYour lenses (score each one):\n{lenses}"
+        f"{seat.persona_text}"
     )
+    if seat.strategy is not None:
+        brief += (
+            f"\n\nYour reviewing strategy ({seat.strategy.name}; the other members each take "
+            f"a different one): {seat.strategy.text}"
+        )
+    return f"{brief}\n\nYour lenses (score each one):\n{lenses}"
 
 
 def messages(transcript: str, brief: str, task: str) -> list[Message]:
@@ -132,6 +138,18 @@ def reask(reason: str) -> str:
     return (
         f"Your previous answer was incomplete: {reason}\n"
         "Answer again, completely, through the tool. Do not ask for more material."
+    )
+
+
+def reask_shorter() -> str:
+    """The re-ask of an answer cut off at the output limit: the same answer will not fit
+    again, so ask for a shorter one."""
+    return (
+        "Your previous answer was cut off at the output limit before it was complete, so it "
+        "could not be read. Answer again through the tool, and make it shorter so that it "
+        "fits: keep each analysis to a few concise sentences, report fewer and shorter "
+        "findings (the most important first, one short paragraph each), and keep every list "
+        "brief. Every required field must still be there. Do not ask for more material."
     )
 
 

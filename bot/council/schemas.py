@@ -83,7 +83,9 @@ class Finding(_Strict):
 
 class LensScore(_Strict):
     lens: str = Field(description="The lens name exactly as given in your brief")
-    score: int = Field(ge=1, le=10, description="1 = unacceptable, 10 = exemplary")
+    score: int | None = Field(
+        ge=1, le=10, description="1-10; null when this lens does not apply to this change"
+    )
     analysis: str = Field(description="Why this score, citing the code")
 
 

@@ -17,7 +17,48 @@ NEUTRAL_PERSONA_TEXT = (
     "cite the code, and say what would change your mind."
 )
 NEUTRAL_LENSES = ("correctness", "design", "risk")
-# A single available model is sampled three times at these temperatures.
+
+
+class ReviewStrategy(BaseModel):
+    """How a sample of a single-model council reads the change: what makes its samples
+    differ on every model (most current models take no temperature)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str  # short, for people: "data and control flow"
+    text: str  # what the seat's brief tells it
+
+
+# A single available model is sampled three times, each sample with its own strategy...
+SAMPLE_STRATEGIES = (
+    ReviewStrategy(
+        name="data and control flow",
+        text=(
+            "Start from the entry points the change touches (handlers, public functions, "
+            "commands) and trace how data and control flow through the new code: inputs, "
+            "their validation, state changes, the calls made and what they return, every "
+            "branch and early exit. Judge the change by what you can trace."
+        ),
+    ),
+    ReviewStrategy(
+        name="failure modes and tests",
+        text=(
+            "Start from how the change can fail: edge cases, empty and extreme inputs, "
+            "errors and their handling, retries and timeouts, concurrency, resources left "
+            "open. Then read the tests: which of those failures they cover, which they miss, "
+            "and whether they would catch a regression."
+        ),
+    ),
+    ReviewStrategy(
+        name="the future maintainer",
+        text=(
+            "Read the change as the engineer who will maintain it in a year: its interfaces "
+            "and contracts, naming, coupling between modules, duplication, what a reader "
+            "must know that the code does not say, and how hard the next change here will be."
+        ),
+    ),
+)
+# ...and, where its model accepts a temperature, at these temperatures (None where not).
 SAMPLE_TEMPERATURES = (0.3, 0.7, 1.0)
 
 
@@ -32,14 +73,23 @@ class Seat(BaseModel):
     persona_text: str
     lenses: tuple[str, ...] = Field(min_length=1)
     model: str
+    # Sent only where the model accepts one; None where it takes none (convene decides).
     temperature: float | None = None
+    # A sample's reviewing strategy (single-model council); None for the other seats.
+    strategy: ReviewStrategy | None = None
     score: float | None = None
     role: str = "member"  # "member", "judge" or "chair"
 
 
 def seat_from_persona(
-    index: int, persona: Persona, model: str, *, score: float | None = None
+    index: int,
+    persona: Persona,
+    model: str,
+    *,
+    score: float | None = None,
+    accepts_temperature: bool = False,
 ) -> Seat:
+    """The persona's temperature is kept only where its model accepts one."""
     return Seat(
         seat_id=f"seat-{index}",
         persona_id=persona.id,
@@ -48,12 +98,17 @@ def seat_from_persona(
         persona_text=persona.text,
         lenses=persona.lenses,
         model=model,
-        temperature=persona.temperature,
+        temperature=persona.temperature if accepts_temperature else None,
         score=score,
     )
 
 
-def neutral_seat(index: int, model: str, temperature: float | None = None) -> Seat:
+def neutral_seat(
+    index: int,
+    model: str,
+    temperature: float | None = None,
+    strategy: ReviewStrategy | None = None,
+) -> Seat:
     return Seat(
         seat_id=f"seat-{index}",
         persona_id=NEUTRAL_PERSONA_ID,
@@ -63,6 +118,7 @@ def neutral_seat(index: int, model: str, temperature: float | None = None) -> Se
         lenses=NEUTRAL_LENSES,
         model=model,
         temperature=temperature,
+        strategy=strategy,
     )
 
 

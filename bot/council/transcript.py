@@ -18,7 +18,7 @@ def _bullets(items: Sequence[str]) -> str:
 
 def assessment_entry(label: str, a: Assessment) -> str:
     questions = [f"{q.to_member or 'all'}: {q.question}" for q in a.questions]
-    lens = [f"{s.lens}: {s.score}/10" for s in a.lens_scores]
+    lens = [f"{s.lens}: {'n/a' if s.score is None else f'{s.score}/10'}" for s in a.lens_scores]
     return "\n".join(
         [
             f"### {label}",

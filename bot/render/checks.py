@@ -29,6 +29,7 @@ from bot.render.markdown import (
     top_findings_table,
     verdict_heading,
 )
+from bot.render.usage import cost_text, usage_notes
 from bot.safety import strip_invisible
 
 __all__ = [
@@ -207,7 +208,17 @@ def _summary_rest(advisory: Advisory, gate: Gate, comment_url: str | None) -> li
         parts.append(
             f"Votes: {counts.approve} approve, {counts.reject} reject, {counts.abstain} abstain."
         )
+    if advisory.usage.calls:
+        parts.append(_usage_line(advisory))
     return parts
+
+
+def _usage_line(advisory: Advisory) -> str:
+    """E.g. "Cost: $0.0412 · 16 calls.", "Cost: unknown (no price for x:y) · 16 calls."."""
+    u = advisory.usage
+    facts = [f"Cost: {cell(cost_text(u), 1_000)}", f"{u.calls} call{'' if u.calls == 1 else 's'}"]
+    facts += [cell(note, 300) for note in usage_notes(u)]
+    return " · ".join(facts) + "."
 
 
 def _summary(advisory: Advisory, gate: Gate, comment_url: str | None) -> str:

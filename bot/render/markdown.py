@@ -29,6 +29,7 @@ from bot.council.advisory import (
     TopFinding,
 )
 from bot.council.schemas import Assessment
+from bot.render.usage import cost_text, usage_notes
 from bot.safety import defuse_links, sanitize_html_text, sanitize_inline, sanitize_markdown
 
 __all__ = [
@@ -346,8 +347,14 @@ def _extras(advisory: Advisory) -> str:
 # --- details: assessments, discussion, cost -------------------------------------------------
 
 
-def _lens_table(a: Assessment) -> str:
-    rows = [[cell(s.lens, 80), f"{s.score}/10", cell(s.analysis, 600)] for s in a.lens_scores]
+def _lens_score(score: int | None) -> str:
+    return "n/a" if score is None else f"{score}/10"
+
+
+def _lens_table(a: Assessment, unscored: Sequence[str] = ()) -> str:
+    """The seat's lens scores; a lens it did not score is a row "not scored"."""
+    rows = [[cell(s.lens, 80), _lens_score(s.score), cell(s.analysis, 600)] for s in a.lens_scores]
+    rows += [[cell(lens, 80), "not scored", ""] for lens in unscored]
     return _table(["Lens", "Score", "Analysis"], rows) if rows else ""
 
 
@@ -363,8 +370,8 @@ def _seat_findings(a: Assessment) -> str:
     return "\n".join(lines)
 
 
-def _assessment_body(a: Assessment) -> str:
-    parts = [f"**Summary.** {_block(a.summary, 2_000)}", _lens_table(a)]
+def _assessment_body(a: Assessment, unscored: Sequence[str] = ()) -> str:
+    parts = [f"**Summary.** {_block(a.summary, 2_000)}", _lens_table(a, unscored)]
     for title, items in (
         ("Red flags", a.red_flags),
         ("Concerns", a.concerns),
@@ -387,7 +394,7 @@ def _assessment_details(seat: SeatReport) -> str:
         f"{seat.label} · {seat.persona_name} · {seat.model} · {a.verdict} {a.score}/10 · "
         f"confidence {a.confidence}%"
     )
-    return _details(summary, _assessment_body(a))
+    return _details(summary, _assessment_body(a, seat.unscored_lenses))
 
 
 def _discussion_lines(advisory: Advisory) -> list[str]:
@@ -446,7 +453,7 @@ def _cost(advisory: Advisory) -> str:
         f"{u.cached_input_tokens:,}",
         f"{u.cache_write_tokens:,}",
         f"{u.output_tokens:,}",
-        f"${u.cost_usd:.4f}",
+        cell(cost_text(u)),
         f"{u.wall_ms / 1000:.1f} s",
     ]
     header = [
@@ -458,7 +465,12 @@ def _cost(advisory: Advisory) -> str:
         "Estimated USD",
         "Wall time",
     ]
-    return _details(f"Cost: ${u.cost_usd:.2f}", _table(header, [row]))
+    body = _table(header, [row])
+    notes = usage_notes(u)
+    if notes:
+        said = "; ".join(notes)
+        body += f"\n\n{_inline(said[:1].upper() + said[1:])}."
+    return _details(f"Cost: {sanitize_html_text(cost_text(u, digits=2))}", body)
 
 
 # --- layout and shrinking ---------------------------------------------------------------------

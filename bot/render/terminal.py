@@ -43,6 +43,7 @@ from bot.render.markdown import (
     missing_perspectives,
     seats_phrase,
 )
+from bot.render.usage import cost_text, usage_notes
 from bot.safety import strip_invisible
 
 __all__ = ["location", "render_advisory", "render_text", "summary_line", "verdict_line"]
@@ -108,8 +109,10 @@ def summary_line(advisory: Advisory) -> str:
     """One line for stderr after a run: `APPROVED · 5/5 seats · $0.0412 · 38.1 s`."""
     u = advisory.usage
     valid, total = len(advisory.valid_seats()), len(advisory.seats)
+    cost = cost_text(u)
+    cost = f"cost {cost}" if cost.startswith("unknown") else cost
     return (
-        f"{advisory.resolution.value} · {valid}/{total} seats · ${u.cost_usd:.4f} · "
+        f"{advisory.resolution.value} · {valid}/{total} seats · {strip_invisible(cost)} · "
         f"{u.wall_ms / 1000:.1f} s"
     )
 
@@ -315,6 +318,9 @@ def _assessments(advisory: Advisory, names: dict[str, str]) -> list[RenderableTy
         line.append(f"{names[s.seat_id]} ({s.label})", style="bold")
         line.append(f": {a.verdict} {a.score}/10. {_inline(a.summary, 600)}")
         lines.append(Padding(line, (0, 0, 0, 2)))
+        if s.unscored_lenses:
+            unscored = _inline(", ".join(s.unscored_lenses), 300)
+            lines.append(Padding(Text(f"Not scored: {unscored}", style="dim"), (0, 0, 0, 4)))
     return [_heading("Assessments"), *lines] if lines else []
 
 
@@ -333,12 +339,13 @@ def _extras(advisory: Advisory) -> list[RenderableType]:
 def _cost(advisory: Advisory) -> list[RenderableType]:
     u = advisory.usage
     facts = [
-        f"${u.cost_usd:.4f}",
+        strip_invisible(cost_text(u)),
         f"{u.calls} call{'' if u.calls == 1 else 's'}",
         f"{u.input_tokens:,} input tokens (+{u.cached_input_tokens:,} cached, "
         f"{u.cache_write_tokens:,} cache writes)",
         f"{u.output_tokens:,} output tokens",
         f"{u.wall_ms / 1000:.1f} s",
+        *usage_notes(u),
     ]
     return [Text.assemble(("\nCost: ", "bold"), " · ".join(facts))]
 

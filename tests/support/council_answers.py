@@ -2,7 +2,8 @@
 
 The fake model server calls `CouncilScript.reply` for every request; it reads which tool the
 request forces and which seat is asking (the seat's brief is in the last user message) and
-answers in that schema. Tests change the knobs: verdicts per persona, votes, judge decisions.
+answers in that schema. Tests change the knobs: verdicts per persona, votes, judge decisions,
+and how the lens scores name the lenses (`lens_names`, `lens_limit`: what real models do).
 `CouncilScript.answer` is the same answer from the tool name and the messages' text alone,
 for fakes that never see an HTTP request (`tests.support.fake_provider`).
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from tests.support.model_server import FakeRequest, Reply
 
@@ -37,6 +38,47 @@ def label_of(text: str) -> str:
     return match.group(1) if match else ""
 
 
+# Words models put in place of a lens name's own.
+_LENS_SYNONYMS = (
+    ("behaviour", "behavior"),
+    ("modelling", "modeling"),
+    ("efficiency", "performance"),
+    ("races", "race conditions"),
+    ("mutable state", "state"),
+    ("indexes", "indexing"),
+    ("hot-path", "hot path"),
+    ("against", "vs."),
+    (" plan", " strategy"),
+    (" use", " usage"),
+)
+# What models add in parentheses.
+_QUALIFIERS = ("in this change", "new code paths", "incl. tests", "as implemented")
+
+
+def _capital(name: str) -> str:
+    return name[:1].upper() + name[1:]
+
+
+def paraphrase_lens(name: str, index: int) -> str:
+    """How a model rewrites the `index`-th lens name of its brief, deterministically:
+    synonyms, then by turns Title Case with "&"; a qualifier in parentheses; the halves of
+    "X and Y" swapped (else "and side effects" added); "risks" (or "assessment") added."""
+    text = name
+    for word, synonym in _LENS_SYNONYMS:
+        text = text.replace(word, synonym)
+    shape = index % 4
+    if shape == 0:
+        return " ".join(_capital(w) for w in text.split()).replace(" And ", " & ")
+    if shape == 1:
+        return f"{_capital(text)} ({_QUALIFIERS[index // 4 % len(_QUALIFIERS)]})"
+    if shape == 2:
+        first, sep, second = text.partition(" and ")
+        if sep and "," not in first:
+            return _capital(f"{second} & {first}")
+        return f"{_capital(text)} and side effects"
+    return f"{_capital(text)} {'assessment' if 'risk' in text else 'risks'}"
+
+
 @dataclass
 class CouncilScript:
     """Knobs: default verdict/vote, and overrides by persona name (what the seat is seated as)."""
@@ -52,6 +94,11 @@ class CouncilScript:
     first_token_s: float | None = None
     panelists: int = 3
     judged: int = 0
+    # "paraphrase": each lens score names its lens as a model would (`paraphrase_lens`),
+    # listed from the second lens on, the first last (models reorder too).
+    lens_names: Literal["exact", "paraphrase"] = "exact"
+    # Score only the first N lenses of the brief; None: all of them.
+    lens_limit: int | None = None
 
     def reply(self, request: FakeRequest) -> Reply:
         data = self.answer(request.output_name, request.messages_text)
@@ -80,10 +127,7 @@ class CouncilScript:
             "verdict": verdict,
             "score": 8 if verdict == "APPROVE" else 5 if verdict == "CONCERNS" else 3,
             "summary": f"{persona} reviewed the change and finds it {verdict.lower()}.",
-            "lens_scores": [
-                {"lens": lens, "score": 7, "analysis": f"Checked {lens} in the diff."}
-                for lens in lenses_of(text)
-            ],
+            "lens_scores": self._lens_scores(lenses_of(text)),
             "red_flags": self.red_flags.get(persona, []),
             "concerns": [f"{persona}: error handling in the new path"]
             if verdict != "APPROVE"
@@ -93,6 +137,21 @@ class CouncilScript:
             "confidence": 80,
             "findings": self.findings.get(persona, []),
         }
+
+    def _lens_scores(self, lenses: list[str]) -> list[dict[str, Any]]:
+        """One entry per lens scored; the analysis names the lens as the brief does, so a
+        test can tell which lens an entry was matched to."""
+        scored = lenses if self.lens_limit is None else lenses[: self.lens_limit]
+        paraphrase = self.lens_names == "paraphrase"
+        entries: list[dict[str, Any]] = [
+            {
+                "lens": paraphrase_lens(lens, i) if paraphrase else lens,
+                "score": 7,
+                "analysis": f"Checked {lens} in the diff.",
+            }
+            for i, lens in enumerate(scored)
+        ]
+        return entries[1:] + entries[:1] if paraphrase else entries
 
     def _discussion(self, text: str) -> dict[str, Any]:
         me = label_of(text)

@@ -14,8 +14,11 @@ typed provider error. Every call is logged, with the tokens it was charged.
 
 Usage is a fixed estimate: the characters of the system blocks, messages and tool names
 sent, and of the answer, at `chars_per_token` characters a token (4, as the HTTP fake counts),
-priced with `FAKE_CAPABILITIES`. Nothing is cached. A failed call is charged as the adapters
-charge it: an answer that does not validate costs its tokens, a raised error costs nothing.
+priced with the model's capabilities (`FAKE_CAPABILITIES` unless `model_capabilities` gives a
+model its own; a model mapped to None does not resolve). Nothing is cached. A failed call is
+charged as the adapters charge it: an answer that does not validate costs its tokens (an
+answer cut off at the output limit, `ProviderFault.truncated()`, a full `max_tokens` of
+output), a raised error costs nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import asyncio
 import json
 import math
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, cast
 
@@ -32,6 +35,7 @@ from pydantic import ValidationError
 
 from bot.providers import (
     CallResult,
+    ConfigurationError,
     InvalidOutput,
     ModelCall,
     ModelCapabilities,
@@ -45,6 +49,7 @@ from bot.providers import (
     Usage,
     cost_usd,
 )
+from bot.providers.adapter import TRUNCATED
 from bot.providers.base import OutputT
 from bot.providers.schema import extract_json
 from tests.support.council_answers import CouncilScript, label_of, persona_of
@@ -85,13 +90,17 @@ class Answer:
 
     `json` replaces the script's answer, `update` changes some of its fields, `text` answers
     with raw text instead of JSON (prose, partial JSON). An answer slower than the call's
-    deadline raises `ProviderTimeout`, as the adapters do.
+    deadline raises `ProviderTimeout`, as the adapters do. `truncated`: the answer stopped at
+    the output limit (`InvalidOutput` with `truncated`, a full `max_tokens` of output paid);
+    `reasoning_tokens` are added to the output tokens, as reasoning models count them.
     """
 
     json: dict[str, Any] | None = None
     update: dict[str, Any] = field(default_factory=dict)
     text: str | None = None
     delay_s: float = 0.0
+    truncated: bool = False
+    reasoning_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -144,6 +153,14 @@ class ProviderFault:
     def off_topic() -> Answer:
         """Prose instead of the structured answer: `InvalidOutput` (no JSON object)."""
         return Answer(text="I would need to see the rest of the repository to review this.")
+
+    @staticmethod
+    def truncated() -> Answer:
+        """An answer cut off at the output limit (`length` / `max_tokens`): `InvalidOutput`
+        with `truncated`, a full `max_tokens` of output paid."""
+        return Answer(
+            text='{"verdict": "APPROVE", "score": 8, "lens_scores": [{"lens', truncated=True
+        )
 
     @staticmethod
     def incomplete() -> Answer:
@@ -210,7 +227,7 @@ class FakeProvider:
 
     @property
     def capabilities(self) -> ModelCapabilities:
-        return self._source.capabilities
+        return self._source.capabilities_of(self._ref)
 
     async def call(self, request: ModelCall[OutputT]) -> CallResult[OutputT]:
         return await self._source.answer(self._ref, request, None)
@@ -238,12 +255,15 @@ class FakeProviders:
         models: Sequence[str] = DEFAULT_MODELS,
         chars_per_token: float = 4.0,
         capabilities: ModelCapabilities = FAKE_CAPABILITIES,
+        model_capabilities: Mapping[str, ModelCapabilities | None] | None = None,
         deadline_s: float = 30.0,
     ) -> None:
         self.script = script or CouncilScript()
         self.models = list(models)
         self.chars_per_token = chars_per_token
         self.capabilities = capabilities
+        # Per model reference; None: the reference does not resolve (ConfigurationError).
+        self.model_capabilities = dict(model_capabilities or {})
         self.deadline_s = deadline_s
         self.calls: list[FakeCall] = []
         self._rules: list[_Rule] = []
@@ -252,13 +272,19 @@ class FakeProviders:
     # -- ProviderSource (and what the engine's callers ask a ProviderRegistry) --------------
 
     def get(self, ref: str) -> FakeProvider:
+        self.capabilities_of(ref)  # an unresolvable reference has no provider either
         provider = self._providers.get(ref)
         if provider is None:
             provider = self._providers[ref] = FakeProvider(self, ref)
         return provider
 
     def capabilities_of(self, ref: str) -> ModelCapabilities:
-        return self.capabilities
+        if ref not in self.model_capabilities:
+            return self.capabilities
+        caps = self.model_capabilities[ref]
+        if caps is None:
+            raise ConfigurationError(f"{ref}: no such model (the fake resolves it to none)")
+        return caps
 
     def configured_models(self) -> list[str]:
         return list(self.models)
@@ -383,12 +409,24 @@ class FakeProviders:
             raw = PLAIN_ANSWER if data is None else json.dumps(data)
         sent = [b.text for b in request.system] + [m.content for m in request.messages]
         sent += [t.name for t in request.all_tools()]
-        call.usage = Usage(input_tokens=self.tokens("".join(sent)), output_tokens=self.tokens(raw))
+        caps = self.capabilities_of(call.model)
+        output_tokens = self.tokens(raw) + spec.reasoning_tokens
+        if spec.truncated:
+            output_tokens = min(request.max_tokens, caps.max_output_tokens)
+        call.usage = Usage(
+            input_tokens=self.tokens("".join(sent)),
+            output_tokens=output_tokens,
+            reasoning_tokens=spec.reasoning_tokens,
+        )
         call.cost_usd = cost_usd(
-            self.capabilities,
+            caps,
             input_tokens=call.usage.input_tokens,
             output_tokens=call.usage.output_tokens,
         )
+        if spec.truncated:
+            error = self._invalid(call, raw, TRUNCATED)
+            error.truncated = True
+            raise error
         output = None
         if request.output is not None:
             output = self._validate(call, request.output.schema, raw, data)

@@ -44,21 +44,34 @@ def test_check_against_the_fake_reports_each_model(models: FakeModelServer) -> N
         assert set(r) == {
             "model",
             "ok",
+            "reachable",
             "structured",
+            "structured_mode",
             "latency_ms",
             "input_tokens",
             "output_tokens",
+            "context_window",
+            "max_output_tokens",
+            "price_source",
+            "input_price",
+            "output_price",
             "error",
         }
         assert r["ok"] is True and r["structured"] is True and r["error"] is None
+        assert r["reachable"] is True and r["price_source"] == "table"
         assert r["input_tokens"] > 0 and r["output_tokens"] > 0
+    anthropic, openai = results
+    assert anthropic["structured_mode"] == "tools" and openai["structured_mode"] == "json_schema"
+    assert (openai["input_price"], openai["output_price"]) == (2.5, 15.0)
+    assert openai["context_window"] == 1_000_000 and openai["max_output_tokens"] == 128_000
     assert {c.request.output_name for c in models.calls} == {"ping"}
 
 
 def test_check_table_output(models: FakeModelServer) -> None:
-    done = run_check(models, "--models", "openai:gpt-5.4")
+    done = run_check(models, "--models", "openai:gpt-5.4", COLUMNS="200")
     assert done.returncode == 0, done.stderr
-    assert "openai:gpt-5.4" in done.stdout and "native" in done.stdout
+    assert "openai:gpt-5.4" in done.stdout and "json_schema" in done.stdout
+    assert "$2.50/$15.00 per M (table)" in done.stdout
 
 
 def test_check_reports_an_unreachable_url_and_exits_1(models: FakeModelServer) -> None:

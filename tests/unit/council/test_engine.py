@@ -78,8 +78,16 @@ async def test_board_end_to_end(models: FakeModelServer, registry: ProviderRegis
     kinds = [e.kind for e in await ledger.events("d-1")]
     assert kinds[0] == EventKind.CONVENED and kinds[-1] == EventKind.SYNTHESIZED
     assert advisory.usage.calls == len(models.calls)
-    # One tool list serves every call of the deliberation.
-    assert len({tuple(c.request.tool_names) for c in models.calls}) == 1
+    # Anthropic: one tool list serves every call (its cached prefix); OpenAI: each call
+    # sends its phase's schema and no tool definitions.
+    anthropic = {tuple(c.request.tool_names) for c in models.calls if c.api == "anthropic"}
+    assert len(anthropic) == 1 and len(next(iter(anthropic))) == 7
+    openai_calls = [c for c in models.calls if c.api == "openai"]
+    assert openai_calls and all(not c.request.tool_names for c in openai_calls)
+    assert {c.request.body["response_format"]["json_schema"]["name"] for c in openai_calls} >= {
+        "submit_assessment",
+        "submit_vote",
+    }
 
 
 async def test_no_quorum_when_seats_fail(
@@ -133,13 +141,18 @@ async def test_council_one_seat_per_model_with_peer_ranking(
     assert [c.request.output_name for c in models.calls].count("submit_ranking") == 3
 
 
-async def test_single_model_council_samples_three_temperatures(
+async def test_single_model_council_samples_three_strategies_and_sends_no_temperature(
     models: FakeModelServer, registry: ProviderRegistry
 ) -> None:
     models.default(CouncilScript().reply)
-    advisory = await engine(registry).deliberate(request("council", models=[OPENAI + "-mini"]))
+    solo = OPENAI + "-mini"  # a reasoning model: it takes no temperature
+    advisory = await engine(registry).deliberate(request("council", models=[solo]))
     assert len(advisory.seats) == 3
-    assert any("Single-model council" in n for n in advisory.notes)
+    assert (
+        f"Single-model council: 3 samples of {solo}, each with a distinct reviewing strategy "
+        "(the model takes no temperature)."
+    ) in advisory.notes
+    assert models.calls and all(c.request.temperature is None for c in models.calls)
 
 
 async def test_debate_with_judge_cycles(

@@ -105,10 +105,16 @@ async def test_usage_is_what_the_providers_charged() -> None:
 
 # --- assessments that fail -------------------------------------------------------------------
 
+# Valid, but no answer: no summary, concern, finding or lens analysis. (An answer that only
+# leaves lenses unscored is kept after the re-asks: test_engine_lens_names.py.)
+EMPTY = Answer(
+    update={"summary": "", "lens_scores": [], "concerns": [], "red_flags": [], "findings": []}
+)
+
 
 @pytest.mark.parametrize(
     "bad",
-    [ProviderFault.invalid(), ProviderFault.off_topic(), ProviderFault.incomplete()],
+    [ProviderFault.invalid(), ProviderFault.off_topic(), EMPTY],
     ids=["schema", "prose", "gate"],
 )
 async def test_an_invalid_assessment_is_reasked_then_the_seat_dropped(bad: Answer) -> None:

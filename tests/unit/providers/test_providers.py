@@ -285,7 +285,7 @@ async def test_an_endpoint_without_json_schema_starts_at_json_object_and_learns_
     first = models.calls[-1].request
     assert first.body["response_format"]["type"] == "json_object"
     assert first.body["response_format"]["schema"]["required"]
-    assert adapter.structured_mode == "text"  # type: ignore[attr-defined]
+    assert adapter.structured_mode == "text"
     await adapter.call(structured_call())
     second = models.calls[-1].request
     assert "response_format" not in second.body
