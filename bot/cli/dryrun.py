@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from bot.review.plan import PlannedCall, ReviewPlan, prompt_preview
+from bot.review.plan import PlannedCall, ReviewPlan, SeatPreview, prompt_preview
 
 NO_MODEL_COST = "no model: cost not estimated"
 RUN_FOR_REAL = "To convene the council, run the same command without --dry-run."
@@ -51,6 +51,9 @@ def dry_run_json(plan: ReviewPlan, *, show_prompts: bool = True) -> dict[str, An
                 "model": s.model,
                 "score": s.score,
                 "lenses": list(s.lenses),
+                # Sent only where the model accepts one; None: no temperature is sent.
+                "temperature": s.temperature,
+                "strategy": s.strategy,
             }
             for s in plan.seats
         ],
@@ -66,6 +69,8 @@ def dry_run_json(plan: ReviewPlan, *, show_prompts: bool = True) -> dict[str, An
         "estimate": {
             "calls": len(plan.calls),
             "cost_usd": plan.estimate_cost_usd,
+            "unpriced_models": plan.unpriced,
+            "queues": plan.queues,
             "planned": [{"phase": c.phase, "seat": c.seat, "model": c.model} for c in plan.calls],
         },
     }
@@ -84,9 +89,22 @@ def _model(plan: ReviewPlan, model: str) -> str:
 def cost_phrase(plan: ReviewPlan) -> str:
     if plan.estimate_cost_usd is None or not plan.prepared.models:
         return NO_MODEL_COST
+    unknown = f"unknown for {', '.join(plan.unpriced)} (no price known)" if plan.unpriced else ""
     if plan.estimate_cost_usd == 0:
-        return "estimated cost: nothing (the models are priced at $0)"
-    return f"estimated cost ${plan.estimate_cost_usd:.4f}"
+        if unknown:
+            return f"estimated cost: {unknown}"
+        return "estimated cost: nothing (the models are free or priced at $0)"
+    more = f" + {unknown}" if unknown else ""
+    return f"estimated cost ${plan.estimate_cost_usd:.4f}{more}"
+
+
+def _varies(seat: SeatPreview) -> str:
+    """What sets a seat's answers apart beyond its persona and model: a sample's reviewing
+    strategy, a temperature (only one that is sent)."""
+    parts = [f"strategy: {seat.strategy}"] if seat.strategy else []
+    if seat.temperature is not None:
+        parts.append(f"temperature {seat.temperature}")
+    return "; ".join(parts) or "-"
 
 
 def _who(plan: ReviewPlan, call: PlannedCall) -> str:
@@ -94,6 +112,25 @@ def _who(plan: ReviewPlan, call: PlannedCall) -> str:
     model = _model(plan, call.model)
     seated = any(s.name == call.seat for s in plan.seats)
     return call.seat if model == "-" or seated else f"{call.seat} ({model})"
+
+
+def _seat_table(plan: ReviewPlan) -> Table:
+    table = Table(title="Seats", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
+    varied = any(s.strategy or s.temperature is not None for s in plan.seats)
+    columns = ("persona", "division", "model", "score") + (("varies by",) if varied else ())
+    for column in columns:
+        table.add_column(column, no_wrap=column in ("model", "score"), overflow="fold")
+    for s in plan.seats:
+        row: list[Text | str] = [
+            Text(s.name),
+            Text(s.division),
+            Text(_model(plan, s.model)),
+            "-" if s.score is None else f"{s.score:g}",
+        ]
+        if varied:
+            row.append(Text(_varies(s)))
+        table.add_row(*row)
+    return table
 
 
 def print_dry_run(
@@ -111,17 +148,7 @@ def print_dry_run(
     say(f"Question: {prepared.topic}")
     say(f"Models: {', '.join(prepared.models) if prepared.models else 'none available'}")
     if plan.seats:
-        table = Table(title="Seats", title_justify="left", box=box.SIMPLE_HEAD, header_style="bold")
-        for column in ("persona", "division", "model", "score"):
-            table.add_column(column, no_wrap=column in ("model", "score"), overflow="fold")
-        for s in plan.seats:
-            table.add_row(
-                Text(s.name),
-                Text(s.division),
-                Text(_model(plan, s.model)),
-                "-" if s.score is None else f"{s.score:g}",
-            )
-        console.print(table)
+        console.print(_seat_table(plan))
     for note in plan.notes:
         say(f"note: {note}")
     say(
@@ -131,6 +158,8 @@ def print_dry_run(
     for item in prepared.omitted:
         say(f"  left out: {item}")
     say(f"Would make about {len(plan.calls)} model calls; {cost_phrase(plan)}.")
+    for queue in plan.queues:
+        say(f"queue: {queue}")
     phases: dict[str, list[str]] = {}
     for call in plan.calls:
         phases.setdefault(call.phase, []).append(_who(plan, call))

@@ -45,23 +45,24 @@ def names_format(error: ProviderError) -> bool:
 
 
 class ModeMemory(Protocol):
-    """Where the working mode of an endpoint and model is kept."""
+    """Where the working mode of an endpoint and model is kept. It may hand back anything
+    (another version's mode name): the adapter keeps only a value that is a mode."""
 
-    async def get(self, key: str) -> Mode | None: ...
+    async def get(self, key: str) -> str | None: ...
 
-    async def set(self, key: str, mode: Mode) -> None: ...
+    async def set(self, key: str, mode: str) -> None: ...
 
 
 class ProcessModes:
     """The working modes this process has found (the default memory)."""
 
     def __init__(self) -> None:
-        self._modes: dict[str, Mode] = {}
+        self._modes: dict[str, str] = {}
 
-    async def get(self, key: str) -> Mode | None:
+    async def get(self, key: str) -> str | None:
         return self._modes.get(key)
 
-    async def set(self, key: str, mode: Mode) -> None:
+    async def set(self, key: str, mode: str) -> None:
         self._modes[key] = mode
 
     def forget(self) -> None:

@@ -147,7 +147,7 @@ class OpenAIAdapter(Adapter):
                     self._mode = remembered
         return await self._structured(request, self._mode, began)
 
-    async def _recall(self) -> Mode | None:
+    async def _recall(self) -> str | None:
         try:
             return await self._modes.get(self._memory_key)
         except Exception:  # a shared memory that is down only costs a negotiation
@@ -184,17 +184,25 @@ class OpenAIAdapter(Adapter):
                     continue
                 raise
             break
-        if mode != "text" and raw.structured is None and not raw.truncated:
+        if self._ignored_format(mode, raw):
             # A 200 whose answer is not the JSON asked for: the server ignores the format.
             # From now on the schema goes into the prompt.
             log.info("structured_mode_ignored", model=self.ref, mode=mode)
             await self._remember("text")
             return await self._repaired(request, raw, began)
         await self._remember(mode)
-        log.info("structured_mode", model=self.ref, mode=mode)
+        log.debug("structured_mode", model=self.ref, mode=mode)
         if mode == "text":
             return await self._repaired(request, raw, began)
         return raw
+
+    def _ignored_format(self, mode: Mode, raw: RawAnswer) -> bool:
+        """The server took the request but not its format. A model the table knows is served
+        by an API that enforces the format, so a stray prose answer there is the model's (the
+        engine re-asks it), never a sign to stop asking natively."""
+        if mode == "text" or raw.structured is not None or raw.truncated:
+            return False
+        return not self._caps.known or self._ref.endpoint is not None
 
     async def _structured(
         self, request: ModelCall[OutputT], mode: Mode, began: asyncio.Event | None

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from redis.asyncio import Redis
 
-from bot.providers.negotiation import Mode, as_mode
-
 MODE_TTL_S = 7 * 86_400
 
 
@@ -19,11 +17,11 @@ class RedisModes:
         self._redis = redis
         self._prefix = f"{prefix}:structured:"
 
-    async def get(self, key: str) -> Mode | None:
+    async def get(self, key: str) -> str | None:
         value = await self._redis.get(self._prefix + key)
         if isinstance(value, bytes):
-            value = value.decode()
-        return as_mode(value)
+            return value.decode()
+        return value if isinstance(value, str) else None
 
-    async def set(self, key: str, mode: Mode) -> None:
+    async def set(self, key: str, mode: str) -> None:
         await self._redis.set(self._prefix + key, mode, ex=MODE_TTL_S)

@@ -85,6 +85,7 @@ class PreparedReview:
             board=self.board,
             pinned=config.seats,
             max_cost_usd=max_cost_usd,
+            max_spend_tokens=settings.max_spend_tokens,
             assessment_timeout_s=settings.call_deadline_s,
             language=config.language,
             notes=self.notes,

@@ -3,6 +3,7 @@ what it would cost - computed by the same code that convenes, without calling a 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 from bot.council import prompts
@@ -11,13 +12,14 @@ from bot.council.ledger import InMemoryLedger
 from bot.council.protocols import planned_calls as protocol_calls
 from bot.council.protocols import seat_count
 from bot.council.seats import Seat
-from bot.providers import CapabilityTable, ProviderRegistry, cost_usd
+from bot.providers import ModelCapabilities, ProviderError, ProviderRegistry, cost_usd
 from bot.review.assemble import PreparedReview
 from bot.settings import Settings
 
-# What one answer costs in output tokens, and the per-call prompt beyond the shared context
-# (rules, transcript, persona and task), for the estimate.
-OUTPUT_ESTIMATE = 1200
+# What one answer costs in output tokens (a thorough assessment runs 1,750-2,400 on current
+# models), and the per-call prompt beyond the shared context (rules, transcript, persona and
+# task), for the estimate.
+OUTPUT_ESTIMATE = 2000
 PROMPT_ESTIMATE = 2000
 NO_MODEL = "(none)"  # stands in for a model while previewing seats with no provider
 
@@ -30,6 +32,10 @@ class SeatPreview:
     model: str
     score: float | None
     lenses: tuple[str, ...] = ()
+    # Only where the model accepts one (None: none is sent).
+    temperature: float | None = None
+    # A single-model council's sample: the name of its reviewing strategy.
+    strategy: str | None = None
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,10 @@ class ReviewPlan:
     estimate_cost_usd: float | None  # None: no model to price
     notes: list[str] = field(default_factory=list)
     first_seat: Seat | None = None  # for the prompt preview
+    # Models no price is known for: their part of the estimate is unknown, not $0.
+    unpriced: list[str] = field(default_factory=list)
+    # Endpoints whose calls of a phase queue (fewer slots than seats), with how long.
+    queues: list[str] = field(default_factory=list)
 
 
 async def plan_review(prepared: PreparedReview, settings: Settings) -> ReviewPlan:
@@ -63,7 +73,7 @@ async def plan_review(prepared: PreparedReview, settings: Settings) -> ReviewPla
     if convened is not None:
         seats = list(convened.seats)  # by rank; the member order is for the seats only
         chair = convened.chair.model if prepared.models else ""
-        notes.extend(convened.notes)
+        notes.extend(_seated_notes(convened.notes, seats, bool(prepared.models)))
     previews = [_preview(s) for s in seats]
     count = len(seats) or seat_count(
         prepared.protocol, models=len(prepared.models), board_size=prepared.board.default_size
@@ -73,6 +83,7 @@ async def plan_review(prepared: PreparedReview, settings: Settings) -> ReviewPla
             f"Debate panelists ({count}) are designed for the question by {chair} at run time."
         )
     calls = _calls(prepared, previews, count, chair)
+    registry = ProviderRegistry(settings)
     return ReviewPlan(
         prepared=prepared,
         seats=previews,
@@ -82,7 +93,73 @@ async def plan_review(prepared: PreparedReview, settings: Settings) -> ReviewPla
         else None,
         notes=notes,
         first_seat=seats[0] if seats else None,
+        unpriced=_unpriced(registry, calls) if prepared.models else [],
+        queues=queue_times(registry, calls) if prepared.models else [],
     )
+
+
+def _unpriced(registry: ProviderRegistry, calls: list[PlannedCall]) -> list[str]:
+    models = dict.fromkeys(c.model for c in calls if c.model)
+    return [m for m in models if not getattr(_capabilities(registry, m), "priced", False)]
+
+
+def _capabilities(registry: ProviderRegistry, model: str) -> ModelCapabilities | None:
+    """None for a reference that does not resolve (the review itself reports it)."""
+    try:
+        return registry.capabilities_of(model)
+    except ProviderError:
+        return None
+
+
+def queue_times(registry: ProviderRegistry, calls: list[PlannedCall]) -> list[str]:
+    """Where a phase's calls wait for each other: an endpoint with fewer slots than the
+    phase has calls for it (a local server takes one at a time). The longest wait is what
+    the deadline allows each call in turn."""
+    deadline = registry.settings.call_deadline_s
+    per_phase: dict[tuple[str, str], int] = {}
+    for call in calls:
+        if not call.model:
+            continue
+        try:
+            ref = registry.resolve(call.model)
+        except ProviderError:
+            continue
+        per_phase[(call.phase, ref.provider)] = per_phase.get((call.phase, ref.provider), 0) + 1
+    widest: dict[str, tuple[int, int]] = {}  # provider -> (most calls in a phase, slots)
+    for (_, provider), count in per_phase.items():
+        slots = _slots(registry, provider, calls)
+        if count > slots and count > widest.get(provider, (0, 0))[0]:
+            widest[provider] = (count, slots)
+    lines = []
+    for provider, (count, slots) in widest.items():
+        turns = math.ceil(count / slots)
+        lines.append(
+            f"{provider} takes {slots} call{'s' if slots > 1 else ''} at a time: a phase's "
+            f"{count} calls to it run in {turns} turns, each with its own {deadline:g} s "
+            f"deadline (up to {turns * deadline / 60:g} min a phase; the job's timeout "
+            "covers it)."
+        )
+    return lines
+
+
+def _slots(registry: ProviderRegistry, provider: str, calls: list[PlannedCall]) -> int:
+    for call in calls:
+        if call.model.partition(":")[0] == provider:
+            return registry.concurrency(registry.resolve(call.model))
+    return registry.settings.provider_concurrency
+
+
+def _seated_notes(notes: list[str], seats: list[Seat], models: bool) -> list[str]:
+    """Convening's notes. Without a model, what varies between a single-model council's
+    samples depends on the model that will run them: say so instead of naming none."""
+    if models or not any(s.strategy is not None for s in seats):
+        return list(notes)
+    kept = [n for n in notes if NO_MODEL not in n]
+    return [
+        *kept,
+        f"Single-model council: {len(seats)} samples of the one model, each with a distinct "
+        "reviewing strategy (and at distinct temperatures only if that model accepts one).",
+    ]
 
 
 def _preview(seat: Seat) -> SeatPreview:
@@ -93,6 +170,8 @@ def _preview(seat: Seat) -> SeatPreview:
         model="" if seat.model == NO_MODEL else seat.model,
         score=seat.score,
         lenses=tuple(seat.lenses),
+        temperature=seat.temperature,
+        strategy=seat.strategy.name if seat.strategy is not None else None,
     )
 
 
@@ -117,14 +196,15 @@ def _calls(
 
 def estimate_cost(settings: Settings, calls: list[PlannedCall], context_tokens: int) -> float:
     """Every call reads the context: the first call of each phase and model writes it to
-    the cache, the others read it."""
-    table = CapabilityTable(settings.model_capabilities)
-    registry = ProviderRegistry(settings, table=table)
+    the cache, the others read it. A model with no known price adds nothing here; the plan
+    names it (`ReviewPlan.unpriced`)."""
+    registry = ProviderRegistry(settings)
     seen: set[tuple[str, str]] = set()
     total = 0.0
     for call in calls:
-        ref = registry.resolve(call.model)
-        caps = table.lookup(ref.family, ref.model)
+        caps = _capabilities(registry, call.model)
+        if caps is None:
+            continue
         first = (call.phase, call.model) not in seen
         seen.add((call.phase, call.model))
         total += cost_usd(
