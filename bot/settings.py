@@ -18,7 +18,6 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from bot.capabilities import ModelCapabilities
 
-
 StructuredSetting = Literal["auto", "json_schema", "json_object", "tools", "text", "format"]
 
 

@@ -8,7 +8,6 @@ import pytest
 
 from bot.providers import preflight
 from bot.providers.negotiation import PROCESS_MODES
-
 from tests.support.github_server import FakeGitHub, run_fake_github
 from tests.support.model_server import FakeModelServer, run_fake_model_server
 

@@ -104,9 +104,13 @@ def _status_error(status: int, *, ref: str, message: str) -> ProviderError:
 
 
 def _message(err: Exception) -> str:
+    """The provider's own words: `error.message` (OpenAI, Anthropic), or an `error` that is
+    a plain string (LM Studio, Ollama's native API)."""
     body = getattr(err, "body", None)
     if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return str(inner["message"])
+        body = body.get("error", body)
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        return str(body["message"])
+    if isinstance(body, str) and body.strip():
+        return body.strip()
     return str(getattr(err, "message", None) or err)

@@ -17,7 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.providers.adapter import Adapter
-from bot.providers.base import ConfigurationError, Message, ModelCall, ProviderError
+from bot.providers.base import (
+    ConfigurationError,
+    Message,
+    ModelCall,
+    ProviderError,
+    Unreachable,
+)
 from bot.providers.registry import ProviderRegistry
 
 __all__ = ["PreflightFailed", "PreflightProblem", "preflight"]
@@ -98,8 +104,13 @@ async def _ask(adapter: Adapter, ref: str) -> _Answer:
                     label="preflight",
                 )
             )
-    except ProviderError as err:
+    except (ConfigurationError, Unreachable) as err:
         return _Answer(time.monotonic(), None, str(err))
+    except ProviderError:
+        # The server answered, if badly (a 5xx, a rate limit): its key and address are not
+        # the problem. The deliberation meets what follows and records it per seat. (At
+        # time 0 the answer is never trusted: the next preflight asks again.)
+        return _Answer(0.0, None, None)
     return _Answer(time.monotonic(), served, None)
 
 

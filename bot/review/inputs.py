@@ -12,7 +12,7 @@ from bot.context.summary import describe_signals
 from bot.council.prompts import ContextSection
 from bot.council.scoring import ReviewSignals
 from bot.council.words import REVIEW_QUESTION_WORDS as _STOP
-from bot.providers import CapabilityTable, ProviderRegistry
+from bot.providers import ProviderRegistry
 from bot.settings import Settings
 
 DEFAULT_TOPIC = (
@@ -71,9 +71,6 @@ def context_budget(settings: Settings, models: list[str], wanted: int | None = N
     budget = settings.context_tokens if wanted is None else wanted
     if not models:
         return budget
-    table = CapabilityTable(settings.model_capabilities)
-    registry = ProviderRegistry(settings, table=table)
-    windows = [
-        table.lookup(ref.family, ref.model).context_window for ref in map(registry.resolve, models)
-    ]
+    registry = ProviderRegistry(settings)  # an endpoint may say its model's window
+    windows = [registry.capabilities_of(model).context_window for model in models]
     return min(budget, int(min(windows) * 0.5))

@@ -98,6 +98,19 @@ ENDINGS = {
     "approved": Ending("success", "Approved"),
     "rejected": Ending("failure", "Rejected", CouncilScript(vote="REJECT", verdict="REJECT")),
     "no quorum": Ending("neutral", "could not convene", prepare=models_fail),
+    "a model's key missing": Ending(
+        "neutral",
+        "No model was called: openai:gpt-5.4: OPENAI_API_KEY is not set",
+        settings={"openai_api_key": None},
+    ),
+    "an endpoint unreachable": Ending(
+        "neutral",
+        "cannot reach the provider at http://127.0.0.1:9/v1",
+        settings={
+            "models": ["box:qwen3-coder"],
+            "endpoints": {"box": {"base_url": "http://127.0.0.1:9/v1", "local": True}},
+        },
+    ),
     "daily cap spent": Ending(
         "neutral", "cost", settings={"max_daily_cost_usd": 1.0}, prepare=spent_today
     ),
@@ -154,3 +167,5 @@ async def test_every_ending_leaves_a_completed_check_run_that_tells_the_truth(
             assert advisories and run.details_url and str(advisories[0].id) in run.details_url
     if name == "superseded":
         assert runs[0].conclusion == "cancelled" and "Superseded" in (runs[0].summary or "")
+    if name.startswith(("a model's key", "an endpoint")):
+        assert not models.calls  # the preflight stopped it before any seat was called

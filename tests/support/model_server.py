@@ -1,4 +1,4 @@
-"""A fake Anthropic Messages + OpenAI Chat Completions server on a real port.
+"""A fake Anthropic Messages + OpenAI Chat Completions (+ Ollama) server on a real port.
 
 The real `anthropic` and `openai` SDKs talk to it through `base_url`, so every wire shape here
 mirrors the provider's own (responses, SSE streams, error bodies, status codes and headers).
@@ -8,7 +8,9 @@ event loop (in its own thread): a slow answer never blocks another request.
 
 Token accounting is deterministic: `count_tokens(text) = ceil(len(text) / 4)`. Text blocks
 count their text; any other block (tool definitions, tool_use, tool_result, a response_format)
-counts its canonical JSON.
+counts its canonical JSON. `Reply(reasoning_tokens=N)` adds hidden reasoning: OpenAI counts it
+in `completion_tokens` and reports it in `completion_tokens_details.reasoning_tokens`,
+Anthropic in `output_tokens`, Ollama in `eval_count`.
 
     with run_fake_model_server() as models:
         models.on(lambda r: r.label == "seat-1/assess", reply=Reply(json={...}, latency_s=0.2))
@@ -16,12 +18,64 @@ counts its canonical JSON.
         client = anthropic.AsyncAnthropic(base_url=models.anthropic_url, api_key="test")
         ...
         assert [c.status for c in models.calls] == [429, 200]
+
+Server kinds. `models.behave_as(kind, model="*")` makes /v1/chat/completions for that model
+("*": every model not named) behave like a server people really run, in its own status
+codes and bodies (the SDK exception and message follow from them):
+
+- "openai" (the default): OpenAI itself, strict-mode schema checks included.
+- "llama-cpp-python": `response_format` json_schema is a 500 whose body is its pydantic
+  validation error (`{"error": {"message": "1 validation error for
+  CreateChatCompletionRequest...", "type": "internal_server_error", ...}}`); honours
+  `{"type": "json_object", "schema": {...}}` (the content is JSON valid for the schema) and
+  plain json_object. An unknown model name is served by its default model (no 404).
+- "lm-studio": honours json_schema; json_object (with or without a schema) is a 400 with
+  `{"error": "'response_format.type' must be 'json_schema'"}`, a plain string: openai 3.x
+  then raises BadRequestError whose `.message` is only "Error code: 400" and whose `.body`
+  is that string.
+- "ollama": honours json_schema, json_object and tools; untagged names mean `:latest`.
+- "no-tools": any non-empty `tools` is a 400 "registry.ollama.ai/library/<model>:<tag> does
+  not support tools" (type api_error); json_schema/json_object is a 400 "response_format is
+  not supported by this server" (param response_format); plain text works.
+- "prose": accepts and ignores response_format and tools, and answers as message text: a
+  sentence, the structured answer in a ```json fenced block, a sentence (`in_prose`).
+
+Kinds shape the OpenAI-compatible endpoint only; /v1/messages stays Anthropic's. Faults a
+rule scripts keep each API's usual error shape on every kind.
+
+Ollama's native API, POST /api/chat (recorded with api "ollama"; rules, latency, faults and
+serving limits apply; no key needed): `{"model", "messages", "format": <schema> | "json",
+"stream" (default true), "options": {"num_predict", "temperature", ...}}` in; one JSON object
+(`message`, `done`, `done_reason`, durations in ns, `prompt_eval_count`, `eval_count`) or
+NDJSON lines (`application/x-ndjson`, the last `done: true` with the counts) out; errors are
+`{"error": "<text>"}`. `num_predict` cuts the content (`done_reason: "length"`).
+
+The answer's shape (`FakeRequest.output_name` / `output_schema`) comes from a native schema
+(json_schema, a forced tool, Anthropic's output_config) or else is inferred as a model would:
+the schema of a json_object response_format, Ollama's `format` schema, and name and schema from
+our text mode's instructions in the last user message (`bot.providers.schema.
+schema_instructions`). A structured answer that travels as text is its JSON (in prose for
+"prose"), so `CouncilScript.reply` runs a council on every kind.
+
+Serving limits: `models.max_parallel(limit, model="*")` serves at most `limit` requests of a
+model at once; the rest wait FIFO, and their scripted latency starts when their turn comes
+(`RecordedCall.queued_s`). llama-cpp-python and Ollama (its /v1 kind and /api/chat) default
+to one at a time, everything else is unlimited. A client that leaves while queued leaves the
+queue (status 499). `peak_in_flight(model="*")`, `in_flight()` and `queued()` report it.
+
+Model lists: `models.served_models` (None: lists none and serves any model). GET /v1/models
+answers in Anthropic's shape when the request has an `anthropic-version` header, else in
+OpenAI's; both need a key (401 in the API's own shape). /api/tags lists the same models. With
+a list, a chat for any other model is a 404 in the kind's own shape. `model_list_calls`
+counts the GETs of /v1/models (they are not in `calls`). `reset()` restores kinds, limits,
+peaks and served models with everything else.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import hashlib
 import json
 import math
@@ -29,17 +83,25 @@ import re
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias, get_args
 
 import jiter
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 from tests.support.serving import ServerThread
 
-Api: TypeAlias = Literal["anthropic", "openai"]
+# "ollama" is Ollama's native API (POST /api/chat); its /v1 endpoint is "openai".
+Api: TypeAlias = Literal["anthropic", "openai", "ollama"]
+# How the OpenAI-compatible endpoint (and the limits of a model) behave: see the module doc.
+ServerKind: TypeAlias = Literal[
+    "openai", "llama-cpp-python", "lm-studio", "ollama", "no-tools", "prose"
+]
+SERVER_KINDS: tuple[ServerKind, ...] = get_args(ServerKind)
 ErrorKind: TypeAlias = Literal[
     "rate_limit", "server", "overloaded", "invalid_request", "authentication", "not_found"
 ]
@@ -78,6 +140,15 @@ STRICT_UNSUPPORTED_KEYWORDS = (
 )
 STRICT_MAX_DEPTH = 10
 _SCHEMA_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+# What our provider layer's text mode appends (bot.providers.schema.schema_instructions).
+_SCHEMA_INSTRUCTIONS = re.compile(
+    r"Answer with one JSON object only, no prose, that validates against this JSON schema "
+    r"\(named (?P<name>[^\n]+?)\):\n```json\n(?P<schema>[^\n]+)\n```"
+)
+# Kinds that serve one request at a time unless `max_parallel` says otherwise.
+_SINGLE_SLOT_KINDS: frozenset[ServerKind] = frozenset({"llama-cpp-python", "ollama"})
+# While a request waits for a serving slot, how often it checks that its client is still there.
+QUEUE_POLL_S = 0.05
 
 
 def count_tokens(text: str) -> int:
@@ -140,15 +211,20 @@ class FakeRequest:
     system_text: str
     messages_text: str
     tool_names: list[str]
-    # Anthropic forced tool_choice name, or OpenAI response_format json_schema name.
+    # The structured answer asked for: Anthropic forced tool_choice, OpenAI response_format
+    # json_schema or forced function; else inferred (schema of a json_object response_format
+    # or of Ollama's `format`; name and schema from our text mode's instructions in the last
+    # user message).
     output_name: str | None
     output_schema: Json | None
     temperature: float | None
-    max_tokens: int | None
+    max_tokens: int | None  # Ollama native: options.num_predict
     # True when the structured answer travels as a tool call (Anthropic forced tool, OpenAI
     # forced function); False when it is message text (OpenAI response_format, Anthropic
-    # output_config.format).
+    # output_config.format, json_object, text mode, Ollama native, the "prose" kind).
     output_via_tool: bool = False
+    # The kind serving an OpenAI-compatible or Ollama native request; None for Anthropic.
+    server_kind: ServerKind | None = None
 
     @property
     def text(self) -> str:
@@ -179,6 +255,10 @@ class Reply:
     stop_reason: str | None = None  # Anthropic terms: "max_tokens" -> OpenAI "length"
     output_tokens: int | None = None  # default: len(output text) // 4 + 1
     tool: str | None = None  # call this tool with `json` even when the request forces none
+    # Hidden reasoning: OpenAI counts it in completion_tokens (and reports it in
+    # completion_tokens_details.reasoning_tokens), Anthropic in output_tokens, Ollama in
+    # eval_count; it adds no text.
+    reasoning_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -263,6 +343,8 @@ class RecordedCall:
     attempt_of: int  # 1-based count of identical bodies seen so far
     label: str | None  # the request's x-council-label header
     reply: Reply | FaultReply | None = None  # what the rules chose (None: refused before)
+    # Time spent waiting for a serving slot (see `max_parallel`); scripted latency starts after.
+    queued_s: float = 0.0
 
     @property
     def done(self) -> bool:
@@ -399,7 +481,39 @@ def default_reply(request: FakeRequest) -> Reply:
     response_format = _dict(request.body.get("response_format"))
     if request.api == "openai" and response_format.get("type") == "json_object":
         return Reply(json={})
+    if request.api == "ollama" and request.body.get("format") == "json":
+        return Reply(json={})
     return Reply(text="OK")
+
+
+def _instructed_output(text: str) -> tuple[str | None, Json | None]:
+    """Name and schema from our text mode's instructions (the last ones in `text`)."""
+    found = list(_SCHEMA_INSTRUCTIONS.finditer(text))
+    if not found:
+        return None, None
+    name, raw = found[-1].group("name"), found[-1].group("schema")
+    try:
+        schema = json.loads(raw)
+    except ValueError:
+        return name, None
+    return name, schema if isinstance(schema, dict) else None
+
+
+def _infer_output(request: FakeRequest) -> None:
+    """Without a native schema, read the answer's shape the way a model would: a schema sent
+    with json_object, Ollama's `format` (already in output_schema), the prompt's
+    instructions."""
+    if request.output_name is not None or request.output_via_tool:
+        return
+    name, instructed = _instructed_output(request.last_user_text())
+    if request.output_schema is None:
+        response_format = _dict(request.body.get("response_format"))
+        sent = response_format.get("schema")
+        if response_format.get("type") == "json_object" and isinstance(sent, dict):
+            request.output_schema = sent
+        else:
+            request.output_schema = instructed
+    request.output_name = name
 
 
 # --------------------------------------------------------------------------------------------
@@ -581,7 +695,9 @@ class _Answer:
     tool: str | None  # the tool called with `text` as its input; None for a text answer
     tool_input: Json | None
     stop: str  # in Anthropic terms: end_turn / tool_use / max_tokens / ...
-    output_tokens: int
+    output_tokens: int  # reasoning tokens included
+    reasoning_tokens: int = 0
+    elapsed_s: float = 0.0  # scripted time from service start until the response is complete
 
 
 # Stop reasons are kept in Anthropic's terms; OpenAI's own names are accepted too.
@@ -600,26 +716,51 @@ def _partial_object(text: str) -> Json:
     return value if isinstance(value, dict) else {}
 
 
+PROSE_OPENING = "Here is my review of the change."
+PROSE_CLOSING = "Let me know if you would like more detail on any point."
+
+
+def in_prose(value: object) -> str:
+    """How the "prose" kind answers: a sentence, the answer in a ```json block, a sentence."""
+    return f"{PROSE_OPENING}\n\n```json\n{json.dumps(value, indent=2)}\n```\n\n{PROSE_CLOSING}"
+
+
 def _compose(request: FakeRequest, reply: Reply, fallback: Reply) -> _Answer:
     value, text = reply.json, reply.text
     if value is None and text is None:
         value, text = fallback.json, fallback.text
-    payload = json.dumps(value) if value is not None else (text or "")
+    prose = request.server_kind == "prose"  # ignores tools, wraps a structured answer
+    payload = text or ""
+    if value is not None:
+        payload = in_prose(value) if prose else json.dumps(value)
     truncated = reply.stop_reason in ("max_tokens", "length")
     if truncated and reply.text is None:
         payload = payload[: max(len(payload) // 2, 1)]
-    tool = reply.tool
+    tool = None if prose else reply.tool
     if tool is None and request.output_via_tool and (value is not None or truncated):
         tool = request.output_name
-    tool_input: Json | None = None
-    if tool is not None:
-        tool_input = value if value is not None and not truncated else _partial_object(payload)
     stop = _ANTHROPIC_STOP.get(reply.stop_reason or "", reply.stop_reason)
     stop = stop or ("tool_use" if tool else "end_turn")
     output_tokens = reply.output_tokens
     if output_tokens is None:
         output_tokens = len(payload) // 4 + 1
-    return _Answer(payload, tool, tool_input, stop, output_tokens)
+    # Ollama's options.num_predict cuts the generation off.
+    limit = request.max_tokens if request.api == "ollama" else None
+    if tool is None and isinstance(limit, int) and 0 < limit < output_tokens:
+        payload, stop, output_tokens, truncated = payload[: limit * 4], "max_tokens", limit, True
+    tool_input: Json | None = None
+    if tool is not None:
+        tool_input = value if value is not None and not truncated else _partial_object(payload)
+    first = reply.first_token_s or 0.0
+    return _Answer(
+        payload,
+        tool,
+        tool_input,
+        stop,
+        output_tokens + reply.reasoning_tokens,
+        reply.reasoning_tokens,
+        max(reply.latency_s, first),
+    )
 
 
 def _chunks(text: str, count: int = STREAM_DELTAS) -> list[str]:
@@ -636,6 +777,7 @@ class _ApiError:
     message: str
     param: str | None = None
     retry_after: float | None = None
+    body: Json | None = None  # a server's own error body, sent as is instead of the API's shape
 
 
 @dataclass
@@ -648,6 +790,7 @@ class _StreamPlan:
 
 class _Dialect(Protocol):
     api: Api
+    stream_media: str
 
     def describe(self, body: Json, headers: dict[str, str]) -> FakeRequest: ...
     def check(self, body: Json, headers: dict[str, str]) -> _ApiError | None: ...
@@ -695,8 +838,27 @@ def _anthropic_output(body: Json) -> tuple[str | None, Json | None, bool]:
     return None, None, False
 
 
+def _anthropic_auth(headers: dict[str, str]) -> _ApiError | None:
+    # The SDK sends `Authorization: Bearer <key>`; older clients send `x-api-key`.
+    if not headers.get("x-api-key") and not _bearer_token(headers):
+        return _ApiError(401, "authentication", "x-api-key header is required")
+    return None
+
+
+def _openai_auth(headers: dict[str, str]) -> _ApiError | None:
+    if not _bearer_token(headers):
+        return _ApiError(
+            401,
+            "authentication",
+            "You didn't provide an API key. You need to provide your API key in an "
+            "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+        )
+    return None
+
+
 class _Anthropic:
     api: Api = "anthropic"
+    stream_media = "text/event-stream"
 
     def describe(self, body: Json, headers: dict[str, str]) -> FakeRequest:
         name, schema, via_tool = _anthropic_output(body)
@@ -718,9 +880,9 @@ class _Anthropic:
         )
 
     def check(self, body: Json, headers: dict[str, str]) -> _ApiError | None:
-        # The SDK sends `Authorization: Bearer <key>`; older clients send `x-api-key`.
-        if not headers.get("x-api-key") and not _bearer_token(headers):
-            return _ApiError(401, "authentication", "x-api-key header is required")
+        problem = _anthropic_auth(headers)
+        if problem is not None:
+            return problem
         for required in ("model", "max_tokens", "messages"):
             if required not in body:
                 return _ApiError(400, "invalid_request", f"{required}: Field required")
@@ -788,6 +950,8 @@ class _Anthropic:
         )
 
     def error(self, err: _ApiError) -> Response:
+        if err.body is not None:
+            return JSONResponse(err.body, status_code=err.status, headers=_error_headers(err))
         body = {
             "type": "error",
             "error": {
@@ -951,6 +1115,7 @@ def _openai_output(body: Json) -> tuple[str | None, Json | None, bool]:
 
 class _OpenAI:
     api: Api = "openai"
+    stream_media = "text/event-stream"
 
     def describe(self, body: Json, headers: dict[str, str]) -> FakeRequest:
         name, schema, via_tool = _openai_output(body)
@@ -977,13 +1142,14 @@ class _OpenAI:
         )
 
     def check(self, body: Json, headers: dict[str, str]) -> _ApiError | None:
-        if not _bearer_token(headers):
-            return _ApiError(
-                401,
-                "authentication",
-                "You didn't provide an API key. You need to provide your API key in an "
-                "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
-            )
+        return self.check_basic(body, headers) or self.check_strict(body)
+
+    @staticmethod
+    def check_basic(body: Json, headers: dict[str, str]) -> _ApiError | None:
+        """What every OpenAI-compatible server checks: a key, a model, messages."""
+        problem = _openai_auth(headers)
+        if problem is not None:
+            return problem
         for required in ("model", "messages"):
             if required not in body:
                 return _ApiError(
@@ -992,6 +1158,10 @@ class _OpenAI:
                     f"Missing required parameter: '{required}'.",
                     param=required,
                 )
+        return None
+
+    def check_strict(self, body: Json) -> _ApiError | None:
+        """OpenAI's own rules: schema names, strict mode, tool_choice naming a tool."""
         return self._check_response_format(body) or self._check_tools(body)
 
     @staticmethod
@@ -1065,9 +1235,11 @@ class _OpenAI:
         return cache.openai(f"openai\x00{request.model}", self.pieces(request.body), minimum)
 
     def error(self, err: _ApiError) -> Response:
-        error_type, code = _OPENAI_ERRORS[err.kind]
         # OpenAI has no 529; an overloaded engine answers 503.
         status = 503 if err.status == 529 else err.status
+        if err.body is not None:
+            return JSONResponse(err.body, status_code=status, headers=_error_headers(err))
+        error_type, code = _OPENAI_ERRORS[err.kind]
         body = {
             "error": {"message": err.message, "type": error_type, "param": err.param, "code": code}
         }
@@ -1085,7 +1257,7 @@ class _OpenAI:
             "total_tokens": cache.total + answer.output_tokens,
             "prompt_tokens_details": {"cached_tokens": cache.read, "audio_tokens": 0},
             "completion_tokens_details": {
-                "reasoning_tokens": 0,
+                "reasoning_tokens": answer.reasoning_tokens,
                 "audio_tokens": 0,
                 "accepted_prediction_tokens": 0,
                 "rejected_prediction_tokens": 0,
@@ -1183,6 +1355,299 @@ class _OpenAI:
 
 
 # --------------------------------------------------------------------------------------------
+# Server kinds: what the OpenAI-compatible servers people run refuse, in their own words
+# --------------------------------------------------------------------------------------------
+
+
+def _ollama_name(model: str) -> str:
+    """Ollama's full model name: an untagged name means `:latest`."""
+    return model if ":" in model else model + ":latest"
+
+
+def _openai_error_body(message: str, kind: str, param: str | None = None) -> Json:
+    return {"error": {"message": message, "type": kind, "param": param, "code": None}}
+
+
+def _kind_refusal(kind: ServerKind, body: Json) -> _ApiError | None:
+    """Why a server of `kind` refuses this /v1/chat/completions body; None if it serves it.
+    ("openai" follows OpenAI's own rules, checked by the dialect.)"""
+    response_format = _dict(body.get("response_format"))
+    format_type = response_format.get("type")
+    if kind == "llama-cpp-python" and format_type not in (None, "text", "json_object"):
+        # Its pydantic request model only knows text and json_object; every exception in its
+        # handler becomes a 500.
+        message = (
+            "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n"
+            f"  Input should be 'text' or 'json_object' [type=literal_error, "
+            f"input_value={format_type!r}, input_type={type(format_type).__name__}]"
+        )
+        return _ApiError(
+            500,
+            "server",
+            message,
+            body=_openai_error_body(message, "internal_server_error"),
+        )
+    if kind == "lm-studio" and format_type not in (None, "text", "json_schema"):
+        message = "'response_format.type' must be 'json_schema'"
+        # LM Studio's `error` is a plain string, not an object.
+        return _ApiError(400, "invalid_request", message, body={"error": message})
+    if kind == "no-tools":
+        if _list(body.get("tools")):
+            model = _ollama_name(str(body.get("model", "")))
+            message = f"registry.ollama.ai/library/{model} does not support tools"
+            return _ApiError(
+                400, "invalid_request", message, body=_openai_error_body(message, "api_error")
+            )
+        if format_type in ("json_schema", "json_object"):
+            message = "response_format is not supported by this server"
+            return _ApiError(
+                400,
+                "invalid_request",
+                message,
+                param="response_format",
+                body=_openai_error_body(message, "invalid_request_error", "response_format"),
+            )
+    return None
+
+
+def _not_served(
+    api: Api, kind: ServerKind | None, model: str, served: list[str]
+) -> _ApiError | None:
+    """The 404 for a model the server does not have, in the server's own shape; None when it
+    has the model (or, like llama-cpp-python, serves its default model for any name)."""
+    if api == "ollama" or kind in ("ollama", "no-tools"):
+        if _ollama_name(model) in {_ollama_name(m) for m in served}:
+            return None
+        message = f'model "{model}" not found, try pulling it first'
+        if api == "ollama":
+            return _ApiError(404, "not_found", message, body={"error": message})
+        return _ApiError(404, "not_found", message, body=_openai_error_body(message, "api_error"))
+    if model in served or kind == "llama-cpp-python":
+        return None
+    if api == "anthropic":
+        return _ApiError(404, "not_found", f"model: {model}")
+    if kind == "lm-studio":
+        message = (
+            f'Model "{model}" not found. Please specify a valid model.\n\nYour models:\n\n'
+            + "\n".join(served)
+        )
+        body = {
+            "error": {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": "model",
+                "code": "model_not_found",
+            }
+        }
+        return _ApiError(404, "not_found", message, param="model", body=body)
+    return _ApiError(
+        404, "not_found", f"The model `{model}` does not exist or you do not have access to it."
+    )
+
+
+# Who /v1/models says owns a model, as each server fills it in.
+_OWNED_BY: dict[ServerKind, str] = {
+    "openai": "system",
+    "llama-cpp-python": "me",
+    "lm-studio": "organization_owner",
+    "ollama": "library",
+    "no-tools": "library",
+    "prose": "organization_owner",
+}
+MODELS_CREATED = 1735689600  # 2025-01-01T00:00:00Z, the date every listed model carries
+MODELS_CREATED_AT = "2025-01-01T00:00:00Z"
+
+
+def _display_name(model: str) -> str:
+    """`claude-sonnet-4-5-20250929` -> `Claude Sonnet 4.5`, as Anthropic lists its models."""
+    words = [w for w in model.split("-") if not (w.isdigit() and len(w) == 8)]
+    numbers: list[str] = []
+    while words and words[-1].isdigit():
+        numbers.insert(0, words.pop())
+    named = " ".join(w.capitalize() for w in words)
+    return f"{named} {'.'.join(numbers)}".strip()
+
+
+def _anthropic_model_list(models: list[str]) -> Json:
+    data = [
+        {
+            "type": "model",
+            "id": name,
+            "display_name": _display_name(name),
+            "created_at": MODELS_CREATED_AT,
+        }
+        for name in models
+    ]
+    return {
+        "data": data,
+        "has_more": False,
+        "first_id": models[0] if models else None,
+        "last_id": models[-1] if models else None,
+    }
+
+
+def _openai_model_list(models: list[str], kind_of: Callable[[str], ServerKind]) -> Json:
+    return {
+        "object": "list",
+        "data": [
+            {
+                "id": name,
+                "object": "model",
+                "created": MODELS_CREATED,
+                "owned_by": _OWNED_BY[kind_of(name)],
+            }
+            for name in models
+        ],
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Ollama's native chat API (POST /api/chat)
+# --------------------------------------------------------------------------------------------
+
+
+def _rfc3339_now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class _Ollama:
+    """`{"model", "messages", "format", "stream" (default true), "options"}` in; one JSON
+    object or NDJSON lines out; errors are `{"error": "<text>"}`. No key is needed."""
+
+    api: Api = "ollama"
+    stream_media = "application/x-ndjson"
+
+    def describe(self, body: Json, headers: dict[str, str]) -> FakeRequest:
+        messages = [m for m in _list(body.get("messages")) if isinstance(m, dict)]
+        system = [m for m in messages if m.get("role") == "system"]
+        others = [m for m in messages if m.get("role") != "system"]
+        options = _dict(body.get("options"))
+        output_format = body.get("format")
+        return FakeRequest(
+            api="ollama",
+            model=str(body.get("model", "")),
+            body=body,
+            headers=headers,
+            stream=body.get("stream", True) is not False,  # absent or null: streamed
+            system_text="\n\n".join(_content_text(m.get("content")) for m in system),
+            messages_text="\n\n".join(_content_text(m.get("content")) for m in others),
+            tool_names=[
+                str(_dict(_dict(t).get("function")).get("name")) for t in _list(body.get("tools"))
+            ],
+            output_name=None,
+            output_schema=output_format if isinstance(output_format, dict) else None,
+            temperature=options.get("temperature"),
+            max_tokens=options.get("num_predict"),
+            server_kind="ollama",
+        )
+
+    def check(self, body: Json, headers: dict[str, str]) -> _ApiError | None:
+        if not body.get("model"):
+            return _ApiError(400, "invalid_request", "model is required")
+        return None
+
+    def pieces(self, body: Json) -> list[_Piece]:
+        pieces = [
+            _Piece("tools", _canonical(tool), count_tokens(_canonical(tool)))
+            for tool in _list(body.get("tools"))
+        ]
+        if body.get("format") is not None:
+            material = _canonical(body["format"])
+            pieces.append(_Piece("tools", material, count_tokens(material)))
+        for message in map(_dict, _list(body.get("messages"))):
+            tokens = count_tokens(_content_text(message.get("content")))
+            pieces.append(_Piece("messages", _canonical(message), tokens))
+        return pieces
+
+    def account(self, cache: _PromptCache, request: FakeRequest, minimum: int) -> _CacheResult:
+        # Ollama reuses its KV cache but reports nothing about it.
+        return _CacheResult(total=sum(p.tokens for p in self.pieces(request.body)))
+
+    def error(self, err: _ApiError) -> Response:
+        status = 503 if err.status == 529 else err.status
+        body = err.body if err.body is not None else {"error": err.message}
+        return JSONResponse(body, status_code=status, headers=_error_headers(err))
+
+    def default_message(self, kind: ErrorKind, model: str) -> str:
+        return {
+            "not_found": f'model "{model}" not found, try pulling it first',
+            "authentication": "unauthorized",
+            "overloaded": "server busy, please try again.  maximum pending requests exceeded",
+        }.get(kind, "Error")
+
+    def usage(self, answer: _Answer, cache: _CacheResult) -> Json:
+        total = max(int(answer.elapsed_s * 1e9), 1_000_000)
+        load, prompt = total // 100, total // 5
+        return {
+            "total_duration": total,
+            "load_duration": load,
+            "prompt_eval_count": cache.total,
+            "prompt_eval_duration": prompt,
+            "eval_count": answer.output_tokens,
+            "eval_duration": total - load - prompt,
+        }
+
+    @staticmethod
+    def _done_reason(answer: _Answer) -> str:
+        return "length" if answer.stop == "max_tokens" else "stop"
+
+    @staticmethod
+    def _message(answer: _Answer, content: str) -> Json:
+        message: Json = {"role": "assistant", "content": content}
+        if answer.tool is not None:
+            message["tool_calls"] = [
+                {"function": {"name": answer.tool, "arguments": answer.tool_input or {}}}
+            ]
+        return message
+
+    def render(self, request: FakeRequest, answer: _Answer, cache: _CacheResult) -> Json:
+        content = "" if answer.tool is not None else answer.text
+        return {
+            "model": request.model,
+            "created_at": _rfc3339_now(),
+            "message": self._message(answer, content),
+            "done": True,
+            "done_reason": self._done_reason(answer),
+            **self.usage(answer, cache),
+        }
+
+    def stream(self, request: FakeRequest, answer: _Answer, cache: _CacheResult) -> _StreamPlan:
+        def line(value: Json) -> str:
+            return json.dumps(value) + "\n"
+
+        def piece(message: Json) -> str:
+            return line(
+                {
+                    "model": request.model,
+                    "created_at": _rfc3339_now(),
+                    "message": message,
+                    "done": False,
+                }
+            )
+
+        if answer.tool is not None:
+            lines = [piece(self._message(answer, ""))]
+        else:
+            parts = _chunks(answer.text) or [""]
+            lines = [piece({"role": "assistant", "content": part}) for part in parts]
+        usage = self.usage(answer, cache)
+        last = {
+            "model": request.model,
+            "created_at": _rfc3339_now(),
+            "message": {"role": "assistant", "content": ""},
+            "done": True,
+            "done_reason": self._done_reason(answer),
+            **usage,
+        }
+        return _StreamPlan(lines[:1], lines[1:], [line(last)], usage)
+
+    def malformed(self, stream: bool) -> bytes:
+        if stream:
+            return b'{"model": "fake", "created_at": "2025-01-01T00:00:00Z", "message": {"rol\n'
+        return b'{"model": "fake", "created_at": "2025-01-01T00:00:00Z", "message": {"ro'
+
+
+# --------------------------------------------------------------------------------------------
 # The server
 # --------------------------------------------------------------------------------------------
 
@@ -1193,6 +1658,75 @@ async def _sleep_until(deadline: float) -> None:
         await asyncio.sleep(delay)
 
 
+class _Gate:
+    """One model's serving slots: at most its limit served at once, the rest wait FIFO."""
+
+    def __init__(self) -> None:
+        self.active = 0
+        self.peak = 0
+        self.kind: ServerKind | None = None  # of the latest request, for its default limit
+        self.waiting: deque[asyncio.Future[None]] = deque()
+
+
+class _Admission:
+    """Every model's serving slots. Used on the server's loop only; `reset` replaces it."""
+
+    def __init__(self) -> None:
+        self.gates: dict[str, _Gate] = {}
+        self.active = 0
+        self.peak = 0
+
+    def gate(self, model: str) -> _Gate:
+        return self.gates.setdefault(model, _Gate())
+
+    @staticmethod
+    def has_room(gate: _Gate, limit: int | None) -> bool:
+        return limit is None or gate.active < limit
+
+    def take(self, gate: _Gate) -> None:
+        gate.active += 1
+        gate.peak = max(gate.peak, gate.active)
+        self.active += 1
+        self.peak = max(self.peak, self.active)
+
+    def admit_next(self, gate: _Gate, limit: int | None) -> None:
+        while gate.waiting and self.has_room(gate, limit):
+            waiter = gate.waiting.popleft()
+            if not waiter.done():
+                self.take(gate)
+                waiter.set_result(None)
+
+    def release(self, gate: _Gate, limit: int | None) -> None:
+        gate.active -= 1
+        self.active -= 1
+        self.admit_next(gate, limit)
+
+
+class _Slot:
+    """A request's place among those being served; `release` is safe to call twice."""
+
+    def __init__(self, release: Callable[[], None]) -> None:
+        self._release: Callable[[], None] | None = release
+
+    def release(self) -> None:
+        release, self._release = self._release, None
+        if release is not None:
+            release()
+
+
+class _GuardedStream(StreamingResponse):
+    """A streamed response that runs `on_close` however it ends (done, client gone, error)."""
+
+    on_close: Callable[[], None] | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            if self.on_close is not None:
+                self.on_close()
+
+
 class FakeModelServer:
     """The scriptable state behind the HTTP app; run it with `run_fake_model_server()`."""
 
@@ -1200,15 +1734,31 @@ class FakeModelServer:
         self.url = ""
         self.calls: list[RecordedCall] = []
         self.min_cache_tokens: dict[str, int] = {"*": DEFAULT_MIN_CACHE_TOKENS}
+        # Server kind by model name ("*": every other model); see `behave_as`.
+        self.kinds: dict[str, ServerKind] = {}
+        # Serving limit by model name ("*": every other model; None: unlimited); see
+        # `max_parallel`.
+        self.parallel_limits: dict[str, int | None] = {}
+        # The models the server has: None lists none and serves any; a list is what
+        # GET /v1/models and /api/tags list, and any other model is a 404.
+        self.served_models: list[str] | None = None
+        self.model_list_calls = 0  # GET /v1/models requests, either shape (not in `calls`)
         self._rules: list[_Rule] = []
         self._default: Callable[[FakeRequest], Reply] = default_reply
         self._cache = _PromptCache()
         self._attempts: dict[str, int] = {}
         self._lock = threading.Lock()
-        self._dialects: dict[Api, _Dialect] = {"anthropic": _Anthropic(), "openai": _OpenAI()}
+        self._openai = _OpenAI()
+        self._dialects: dict[Api, _Dialect] = {
+            "anthropic": _Anthropic(),
+            "openai": self._openai,
+            "ollama": _Ollama(),
+        }
+        self._admission = _Admission()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._release: asyncio.Event | None = None  # set to free every hanging request
-        # Served by GET /api/tags, so the fake also passes for a local Ollama.
+        # Served by GET /api/tags (when `served_models` is None), so the fake also passes
+        # for a local Ollama.
         self.ollama_models: list[str] = []
         self.app = self._build_app()
 
@@ -1238,9 +1788,55 @@ class FakeModelServer:
         with self._lock:
             self._default = reply_factory
 
+    def behave_as(self, kind: ServerKind, model: str = "*") -> None:
+        """Serve /v1/chat/completions for `model` ("*": every model not named) as a server
+        of `kind` does; see the module doc."""
+        if kind not in SERVER_KINDS:
+            raise ValueError(f"unknown server kind {kind!r}; one of {', '.join(SERVER_KINDS)}")
+        with self._lock:
+            self.kinds[model] = kind
+
+    def kind_of(self, model: str) -> ServerKind:
+        """The kind serving `model` on the OpenAI-compatible endpoint."""
+        return self.kinds.get(model, self.kinds.get("*", "openai"))
+
+    def max_parallel(self, limit: int | None, model: str = "*") -> None:
+        """Serve at most `limit` requests for `model` at once (None: no limit; "*": the
+        default for every model not named); the others wait, first in first out, before
+        their scripted latency starts. Without a setting, llama-cpp-python and Ollama
+        (its /v1 kind and /api/chat) serve one at a time, everything else is unlimited."""
+        if limit is not None and limit < 1:
+            raise ValueError("a serving limit is at least 1 (None: unlimited)")
+        with self._lock:
+            self.parallel_limits[model] = limit
+        self._on_loop(self._admit_waiting)  # a higher limit lets queued requests in
+
+    def peak_in_flight(self, model: str = "*") -> int:
+        """The most requests ever served at once (queued ones excluded) for `model`, or
+        across all models for "*", since the last reset."""
+        admission = self._admission
+        if model == "*":
+            return admission.peak
+        gate = admission.gates.get(model)
+        return gate.peak if gate is not None else 0
+
+    def in_flight(self, model: str = "*") -> int:
+        """Requests being served now (holding a slot)."""
+        admission = self._admission
+        if model == "*":
+            return admission.active
+        gate = admission.gates.get(model)
+        return gate.active if gate is not None else 0
+
+    def queued(self, model: str = "*") -> int:
+        """Requests waiting for a slot now."""
+        gates = list(self._admission.gates.items())
+        return sum(len(g.waiting) for name, g in gates if model in ("*", name))
+
     def reset(self) -> None:
-        """Forget rules, calls, retries and the cache; restore the default reply and cache
-        minimums; release hanging requests."""
+        """Forget rules, calls, retries and the cache; restore the default reply, cache
+        minimums, kinds, serving limits (and peaks) and served models; release hanging
+        requests."""
         with self._lock:
             self._rules.clear()
             self.calls.clear()
@@ -1248,8 +1844,18 @@ class FakeModelServer:
             self._cache = _PromptCache()
             self._default = default_reply
             self.min_cache_tokens = {"*": DEFAULT_MIN_CACHE_TOKENS}
+            self.kinds.clear()
+            self.parallel_limits.clear()
+            self.served_models = None
+            self.model_list_calls = 0
+            self._admission = _Admission()
             self.ollama_models = []
         self._release_hangs()
+
+    @property
+    def list_calls(self) -> int:
+        """Alias of `model_list_calls`."""
+        return self.model_list_calls
 
     def count_tokens(self, text: str) -> int:
         return count_tokens(text)
@@ -1259,6 +1865,13 @@ class FakeModelServer:
 
     def _min_cache(self, model: str) -> int:
         return self.min_cache_tokens.get(model, self.min_cache_tokens.get("*", 1024))
+
+    def _limit(self, model: str, kind: ServerKind | None) -> int | None:
+        limits = self.parallel_limits
+        for key in (model, "*"):
+            if key in limits:
+                return limits[key]
+        return 1 if kind in _SINGLE_SLOT_KINDS else None
 
     def _choose(self, request: FakeRequest) -> Reply | FaultReply:
         with self._lock:
@@ -1277,18 +1890,20 @@ class FakeModelServer:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def _release_hangs(self) -> None:
+    def _on_loop(self, callback: Callable[[], None]) -> None:
         loop = self._loop
         if loop is None or loop.is_closed():
             return
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(callback)
 
+    def _release_hangs(self) -> None:
         def release() -> None:
             if self._release is not None:
                 self._release.set()
             self._release = asyncio.Event()
 
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-            loop.call_soon_threadsafe(release)
+        self._on_loop(release)
 
     def _attach(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -1313,15 +1928,39 @@ class FakeModelServer:
         async def completions(request: Request) -> Response:
             return await self._handle("openai", request)
 
+        @app.get("/v1/models")
+        async def list_models(request: Request) -> Response:
+            return self._list_models({k.lower(): v for k, v in request.headers.items()})
+
+        @app.post("/api/chat")
+        async def ollama_chat(request: Request) -> Response:
+            return await self._handle("ollama", request)
+
         @app.get("/api/tags")
         async def ollama_tags() -> Response:
-            return JSONResponse({"models": [_ollama_model(name) for name in self.ollama_models]})
+            names = self.served_models if self.served_models is not None else self.ollama_models
+            return JSONResponse({"models": [_ollama_model(name) for name in names]})
 
         @app.get("/health")
         async def health() -> Response:
             return JSONResponse({"ok": True})
 
         return app
+
+    def _list_models(self, headers: dict[str, str]) -> Response:
+        """GET /v1/models: Anthropic's shape when the request has Anthropic's headers."""
+        with self._lock:
+            self.model_list_calls += 1
+            served = list(self.served_models or [])
+        if "anthropic-version" in headers:
+            problem = _anthropic_auth(headers)
+            if problem is not None:
+                return self._dialects["anthropic"].error(problem)
+            return JSONResponse(_anthropic_model_list(served), headers=_id_header("anthropic"))
+        problem = _openai_auth(headers)
+        if problem is not None:
+            return self._openai.error(problem)
+        return JSONResponse(_openai_model_list(served, self.kind_of), headers=_id_header("openai"))
 
     def _record(self, api: Api, request: FakeRequest, raw: bytes, started: float) -> RecordedCall:
         key = hashlib.sha256(api.encode() + b"\x00" + raw).hexdigest()
@@ -1342,6 +1981,21 @@ class FakeModelServer:
             self.calls.append(call)
         return call
 
+    def _refusal(self, dialect: _Dialect, request: FakeRequest, body: Json) -> _ApiError | None:
+        """Why the server refuses the request before serving it (in its own shape)."""
+        headers, kind = request.headers, request.server_kind
+        if isinstance(dialect, _OpenAI):
+            problem = dialect.check_basic(body, headers)
+        else:
+            problem = dialect.check(body, headers)
+        served = self.served_models
+        if problem is None and served is not None:
+            problem = _not_served(dialect.api, kind, request.model, list(served))
+        if problem is None and isinstance(dialect, _OpenAI):
+            problem = dialect.check_strict(body) if kind == "openai" else None
+            problem = problem or (_kind_refusal(kind, body) if kind else None)
+        return problem
+
     async def _handle(self, api: Api, http: Request) -> Response:
         started = time.monotonic()
         dialect = self._dialects[api]
@@ -1352,35 +2006,104 @@ class FakeModelServer:
         except ValueError:
             body = None
         request = dialect.describe(_dict(body), headers)
+        if api == "openai":
+            request.server_kind = self.kind_of(request.model)
+            if request.server_kind == "prose":  # it never calls a tool
+                request.output_via_tool = False
+        _infer_output(request)
         call = self._record(api, request, raw, started)
-        problem = dialect.check(_dict(body), headers)
+        problem = self._refusal(dialect, request, _dict(body))
         if body is None or not isinstance(body, dict):
             problem = problem or _ApiError(
                 400, "invalid_request", "The request body is not valid JSON."
             )
         if problem is not None:
             return self._finish_error(call, dialect, problem)
-        reply = self._choose(request)
+        slot = await self._admit(call, http)
+        if slot is None:
+            return Response(status_code=499)
+        try:
+            response = await self._serve(call, dialect, http)
+        except BaseException:
+            slot.release()
+            raise
+        if isinstance(response, _GuardedStream):
+
+            def close() -> None:
+                slot.release()
+                if not call.done:
+                    call.ended_at = time.monotonic()
+
+            response.on_close = close
+        else:
+            slot.release()
+        return response
+
+    async def _admit(self, call: RecordedCall, http: Request) -> _Slot | None:
+        """Wait (FIFO) for a serving slot for the call's model; None if the client left."""
+        admission, request = self._admission, call.request
+        gate = admission.gate(request.model)
+        gate.kind = request.server_kind
+
+        def limit() -> int | None:
+            return self._limit(request.model, request.server_kind)
+
+        slot = _Slot(lambda: admission.release(gate, limit()))
+        if not gate.waiting and admission.has_room(gate, limit()):
+            admission.take(gate)
+            return slot
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        gate.waiting.append(waiter)
+        try:
+            while not waiter.done():
+                await asyncio.wait({waiter}, timeout=QUEUE_POLL_S)
+                if not waiter.done() and await http.is_disconnected():
+                    gate.waiting.remove(waiter)
+                    waiter.cancel()
+                    call.queued_s = time.monotonic() - call.started_at
+                    call.status, call.ended_at = 499, time.monotonic()  # gave up in the queue
+                    return None
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                slot.release()  # admitted just as the server stopped
+            else:
+                with contextlib.suppress(ValueError):
+                    gate.waiting.remove(waiter)
+            raise
+        call.queued_s = time.monotonic() - call.started_at
+        if await http.is_disconnected():  # it left just as its turn came
+            slot.release()
+            call.status, call.ended_at = 499, time.monotonic()
+            return None
+        return slot
+
+    def _admit_waiting(self) -> None:
+        admission = self._admission
+        for model, gate in list(admission.gates.items()):
+            admission.admit_next(gate, self._limit(model, gate.kind))
+
+    async def _serve(self, call: RecordedCall, dialect: _Dialect, http: Request) -> Response:
+        reply = self._choose(call.request)
         call.reply = reply
         if isinstance(reply, FaultReply):
             return await self._fault(call, dialect, reply, http)
         return await self._answer(call, dialect, reply)
 
     def _finish_error(self, call: RecordedCall, dialect: _Dialect, err: _ApiError) -> Response:
-        call.status = 503 if dialect.api == "openai" and err.status == 529 else err.status
+        call.status = 503 if dialect.api != "anthropic" and err.status == 529 else err.status
         call.ended_at = time.monotonic()
         return dialect.error(err)
 
     async def _fault(
         self, call: RecordedCall, dialect: _Dialect, fault: FaultReply, http: Request
     ) -> Response:
-        await _sleep_until(call.started_at + fault.latency_s)
+        await _sleep_until(call.started_at + call.queued_s + fault.latency_s)
         if fault.kind == "hang":
             return await self._hang(call, dialect, http)
         if fault.kind == "malformed":
             call.status = 200
             call.ended_at = time.monotonic()
-            media = "text/event-stream" if call.request.stream else "application/json"
+            media = dialect.stream_media if call.request.stream else "application/json"
             return Response(dialect.malformed(call.request.stream), media_type=media)
         message = fault.message or dialect.default_message(fault.error, call.model)
         err = _ApiError(fault.status, fault.error, message, retry_after=fault.retry_after)
@@ -1413,21 +2136,24 @@ class FakeModelServer:
             cache = dialect.account(self._cache, request, self._min_cache(request.model))
         default_first = 0.0 if request.stream else reply.latency_s
         first = reply.first_token_s if reply.first_token_s is not None else default_first
-        begin_at = call.started_at + first
-        end_at = call.started_at + max(reply.latency_s, first)
+        served_at = call.started_at + call.queued_s  # scripted time starts with service
+        begin_at = served_at + first
+        end_at = served_at + max(reply.latency_s, first)
         if request.stream:
             plan = dialect.stream(request, answer, cache)
             call.status, call.usage = 200, plan.usage
-            return StreamingResponse(
+            sse = dialect.stream_media == "text/event-stream"
+            return _GuardedStream(
                 self._stream(call, plan, begin_at, end_at, cache.pending),
-                media_type="text/event-stream",
-                headers={"cache-control": "no-cache"},
+                media_type=dialect.stream_media,
+                headers={"cache-control": "no-cache"} if sse else None,
             )
         body = dialect.render(request, answer, cache)
         await _sleep_until(begin_at)
         self._begin(call, cache.pending)
         await _sleep_until(end_at)
-        call.status, call.usage, call.ended_at = 200, body["usage"], time.monotonic()
+        usage = body["usage"] if "usage" in body else dialect.usage(answer, cache)
+        call.status, call.usage, call.ended_at = 200, usage, time.monotonic()
         return JSONResponse(body, headers=_id_header(dialect.api))
 
     def _default_content(self, request: FakeRequest, reply: Reply) -> Reply:
@@ -1473,6 +2199,8 @@ def _ollama_model(name: str) -> Json:
 def _id_header(api: Api) -> dict[str, str]:
     if api == "anthropic":
         return {"request-id": _new_id("req_")}
+    if api == "ollama":
+        return {}
     return {"x-request-id": _new_id("req_")}
 
 

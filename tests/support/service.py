@@ -172,7 +172,7 @@ class App:
 
 
 def app_settings(
-    tmp: Path, models: FakeModelServer, gh: FakeGitHub, private_pem: str, **overrides: Any
+    tmp: Path, models: FakeModelServer, gh: FakeGitHub, private_pem: str, /, **overrides: Any
 ) -> Settings:
     tag = uuid.uuid4().hex[:10]
     values: dict[str, Any] = {
