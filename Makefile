@@ -47,6 +47,7 @@ bench: $(STAMP) redis
 	$(BIN)/python bench/context.py
 	$(BIN)/python bench/webhook.py
 	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/negotiation.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -30,6 +30,7 @@ from bot.providers.base import (
     Usage,
 )
 from bot.providers.capabilities import ModelCapabilities, cost_usd
+from bot.providers.errors import scrub
 from bot.providers.refs import ModelRef
 from bot.providers.schema import extract_json
 from bot.tokens import TokenEstimator
@@ -96,6 +97,11 @@ class Adapter(ABC):
     def base_url(self) -> str:
         """The address calls go to (named by errors and the preflight)."""
         return self._ref.base_url or ""
+
+    @property
+    def shown_url(self) -> str:
+        """`base_url` as messages show it: without credentials a URL may carry."""
+        return scrub(self.base_url)
 
     @property
     def structured_mode(self) -> str:

@@ -24,11 +24,16 @@ _CONTEXT_PATTERNS = re.compile(
 _KEYISH = re.compile(r"\b(sk-[A-Za-z0-9_-]{8,}|sk-ant-[A-Za-z0-9_-]{8,})")
 
 
+_URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+
+
 def scrub(text: str, secrets: Sequence[str] = ()) -> str:
-    """Remove anything that looks like a key, and every configured secret value."""
+    """Remove anything that looks like a key, every configured secret value, and the
+    credentials of a URL (`https://user:pass@host/`)."""
     for secret in secrets:
         if secret:
             text = text.replace(secret, "[REDACTED]")
+    text = _URL_USERINFO.sub("[REDACTED]@", text)
     return _KEYISH.sub("[REDACTED]", text)
 
 

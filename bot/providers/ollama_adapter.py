@@ -65,7 +65,7 @@ class OllamaAdapter(Adapter):
             response = await self._client.get("/api/tags", timeout=15.0)
         except httpx.HTTPError as err:
             raise Unreachable(
-                f"{self.ref}: cannot reach the provider at {self._root} "
+                f"{self.ref}: cannot reach the provider at {self.shown_url} "
                 f"({scrub(str(err), self._secrets)[:200]})"
             ) from None
         if response.status_code != 200:
@@ -109,11 +109,11 @@ class OllamaAdapter(Adapter):
                 response = await self._client.post("/api/chat", json=body, headers=headers)
             except httpx.TimeoutException:
                 error: ProviderError = ProviderTimeout(
-                    f"{self.ref}: request to {self._root} timed out"
+                    f"{self.ref}: request to {self.shown_url} timed out"
                 )
             except httpx.HTTPError as err:
                 error = Unreachable(
-                    f"{self.ref}: cannot reach the provider at {self._root} "
+                    f"{self.ref}: cannot reach the provider at {self.shown_url} "
                     f"({scrub(str(err), self._secrets)[:200]})"
                 )
             else:
@@ -150,7 +150,7 @@ class OllamaAdapter(Adapter):
         error: ProviderError
         if status == 404:
             error = ConfigurationError(
-                f"{self.ref}: unknown model or endpoint at {self._root}: {message}"
+                f"{self.ref}: unknown model or endpoint at {self.shown_url}: {message}"
             )
         elif status == 429:
             error = RateLimited(f"{self.ref}: rate limited: {message}")

@@ -87,7 +87,7 @@ async def _check(registry: ProviderRegistry, ref: str) -> str | None:
     resolved = registry.resolve(ref)
     if resolved.local and answer.served and not _serves(answer.served, resolved.model):
         listed = ", ".join(answer.served[:10])
-        return f"{ref}: {adapter.base_url} does not serve {resolved.model} (it serves: {listed})"
+        return f"{ref}: {adapter.shown_url} does not serve {resolved.model} (it serves: {listed})"
     return None
 
 

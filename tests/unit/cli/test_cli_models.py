@@ -114,3 +114,38 @@ def test_check_offers_a_local_ollama_when_no_key_is_set(models: FakeModelServer)
     assert done.returncode == 0, done.stderr
     (result,) = json.loads(done.stdout)
     assert result["model"] == "ollama:llama3.1:8b" and result["ok"] is True
+
+
+def test_check_shows_the_mode_each_server_took_and_where_prices_come_from(
+    models: FakeModelServer,
+) -> None:
+    models.behave_as("llama-cpp-python", "qwen2.5-coder:7b")
+    models.behave_as("prose", "mystery-model")
+    endpoints = {
+        "llamacpp": {"base_url": models.openai_url, "local": True, "context_window": 32_768},
+        "gateway": {"base_url": models.openai_url, "api_key_env": "GATEWAY_KEY"},
+    }
+    done = run_check(
+        models,
+        "--json",
+        "--models",
+        "llamacpp:qwen2.5-coder:7b,gateway:mystery-model,gateway:openai/gpt-5.4",
+        COUNCIL_ENDPOINTS=json.dumps(endpoints),
+        GATEWAY_KEY="gw-0123456789",
+    )
+    assert done.returncode == 0, done.stderr
+    local, mystery, known = json.loads(done.stdout)
+    assert local["structured_mode"] == "json_object" and local["price_source"] == "local"
+    assert local["context_window"] == 32_768 and local["input_price"] == 0.0
+    assert mystery["structured_mode"] == "text" and mystery["price_source"] == "unknown"
+    assert mystery["input_price"] is None
+    assert known["price_source"] == "table" and known["input_price"] == 2.5
+    table = run_check(
+        models,
+        "--models",
+        "llamacpp:qwen2.5-coder:7b,gateway:mystery-model",
+        COUNCIL_ENDPOINTS=json.dumps(endpoints),
+        GATEWAY_KEY="gw-0123456789",
+        COLUMNS="200",
+    )
+    assert "free (local)" in table.stdout and "unknown" in table.stdout

@@ -88,3 +88,11 @@ async def test_an_answer_is_trusted_for_the_ttl(models: FakeModelServer) -> None
     await preflight(fresh, ["openai:gpt-5.4"])
     assert models.model_list_calls == listed + 1
     await fresh.aclose()
+
+
+async def test_credentials_in_an_endpoint_url_are_never_shown(models: FakeModelServer) -> None:
+    url = f"http://council:s3cret-pass@127.0.0.1:{closed_port()}/v1"
+    registry = ProviderRegistry(settings(models, endpoints={"proxy": {"base_url": url}}))
+    error = await failure(registry, ["proxy:qwen3"])
+    assert "s3cret-pass" not in str(error)
+    assert "cannot reach the provider at http://[REDACTED]@127.0.0.1:" in str(error)
