@@ -14,7 +14,7 @@ from typing import Any
 import anthropic
 
 from bot.providers.adapter import Adapter, RawAnswer
-from bot.providers.base import ModelCall, OutputT, Usage
+from bot.providers.base import ModelCall, OutputT, ProviderError, Usage
 from bot.providers.errors import map_sdk_error
 from bot.providers.schema import model_schema
 from bot.tokens import TokenEstimator
@@ -48,6 +48,15 @@ class AnthropicAdapter(Adapter):
     async def aclose(self) -> None:
         await self._client.close()
 
+    def _error(self, err: Exception) -> ProviderError:
+        return map_sdk_error(
+            err,
+            ref=self.ref,
+            key_env="ANTHROPIC_API_KEY",
+            secrets=self._secrets,
+            url=self.base_url,
+        )
+
     async def list_models(self) -> list[str] | None:
         try:
             page = await self._client.with_options(max_retries=1).models.list(
@@ -56,13 +65,7 @@ class AnthropicAdapter(Adapter):
         except anthropic.NotFoundError:
             return None
         except (anthropic.AnthropicError, ValueError) as err:
-            raise map_sdk_error(
-                err,
-                ref=self.ref,
-                key_env="ANTHROPIC_API_KEY",
-                secrets=self._secrets,
-                url=self.base_url,
-            ) from None
+            raise self._error(err) from None
         return [m.id for m in page.data]
 
     async def _exchange(
@@ -81,13 +84,7 @@ class AnthropicAdapter(Adapter):
             else:
                 raw = await self._stream(body, headers, began, request)
         except (anthropic.AnthropicError, ValueError) as err:
-            raise map_sdk_error(
-                err,
-                ref=self.ref,
-                key_env="ANTHROPIC_API_KEY",
-                secrets=self._secrets,
-                url=self.base_url,
-            ) from None
+            raise self._error(err) from None
         raw.sent_chars = _chars(body)
         return raw
 

@@ -128,10 +128,13 @@ class OpenAIAdapter(Adapter):
         except (openai.OpenAIError, ValueError) as err:
             if isinstance(err, openai.APIStatusError) and err.status_code in (405, 501):
                 return None
-            raise map_sdk_error(
-                err, ref=self.ref, key_env=self._key_env, secrets=self._secrets, url=self.base_url
-            ) from None
+            raise self._error(err) from None
         return [m.id for m in page.data]
+
+    def _error(self, err: Exception) -> ProviderError:
+        return map_sdk_error(
+            err, ref=self.ref, key_env=self._key_env, secrets=self._secrets, url=self.base_url
+        )
 
     async def _exchange(
         self, request: ModelCall[OutputT], began: asyncio.Event | None
@@ -255,13 +258,7 @@ class OpenAIAdapter(Adapter):
                 )
                 completion = await _collect(response.parse(), began)
         except (openai.OpenAIError, ValueError) as err:
-            raise map_sdk_error(
-                err,
-                ref=self.ref,
-                key_env=self._key_env,
-                secrets=self._secrets,
-                url=self.base_url,
-            ) from None
+            raise self._error(err) from None
         raw = _read(completion, mode if request.output is not None else "text", request)
         raw.retries = response.retries_taken
         raw.sent_chars = sum(len(m["content"] or "") for m in body["messages"])
