@@ -51,6 +51,8 @@ def advisory_json(advisory: Advisory, markdown: str, gate: str = "verdict") -> d
                 "vote": s.vote.vote if s.vote else None,
                 "confidence": s.vote.confidence if s.vote else None,
                 "board_score": s.score,
+                # The seat's lenses its kept assessment did not score.
+                "unscored_lenses": list(s.unscored_lenses),
             }
             for s in advisory.seats
         ],

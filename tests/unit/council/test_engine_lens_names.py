@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.cli.report import advisory_json
 from bot.council.advisory import Advisory, Resolution, SeatReport, SeatState
 from bot.council.engine import DeliberationRequest, Engine
 from bot.council.ledger import InMemoryLedger
@@ -98,6 +99,9 @@ async def test_seats_that_score_one_lens_are_kept_after_the_reasks_the_rest_not_
     text = render_text(advisory, width=400)
     assert text.count("Not scored: ") == 5
     assert f"Not scored: {', '.join(advisory.seats[0].unscored_lenses)}" in text
+    seats = advisory_json(advisory, comment)["seats"]
+    assert [s["unscored_lenses"] for s in seats] == [s.unscored_lenses for s in advisory.seats]
+    assert all(s["state"] == "ok" and s["unscored_lenses"] for s in seats)
 
 
 async def test_an_answer_completed_on_the_reask_scores_every_lens() -> None:
