@@ -1743,6 +1743,8 @@ class FakeModelServer:
         # GET /v1/models and /api/tags list, and any other model is a 404.
         self.served_models: list[str] | None = None
         self.model_list_calls = 0  # GET /v1/models requests, either shape (not in `calls`)
+        # False: GET /v1/models is a 404, as at an Azure deployment URL or a bare proxy.
+        self.lists_models = True
         self._rules: list[_Rule] = []
         self._default: Callable[[FakeRequest], Reply] = default_reply
         self._cache = _PromptCache()
@@ -1848,6 +1850,7 @@ class FakeModelServer:
             self.parallel_limits.clear()
             self.served_models = None
             self.model_list_calls = 0
+            self.lists_models = True
             self._admission = _Admission()
             self.ollama_models = []
         self._release_hangs()
@@ -1952,6 +1955,10 @@ class FakeModelServer:
         with self._lock:
             self.model_list_calls += 1
             served = list(self.served_models or [])
+            lists = self.lists_models
+        if not lists:  # Azure's answer for a path it does not serve
+            body = {"error": {"code": "404", "message": "Resource not found"}}
+            return JSONResponse(body, status_code=404)
         if "anthropic-version" in headers:
             problem = _anthropic_auth(headers)
             if problem is not None:

@@ -96,3 +96,17 @@ async def test_credentials_in_an_endpoint_url_are_never_shown(models: FakeModelS
     error = await failure(registry, ["proxy:qwen3"])
     assert "s3cret-pass" not in str(error)
     assert "cannot reach the provider at http://[REDACTED]@127.0.0.1:" in str(error)
+
+
+async def test_a_server_without_a_model_list_is_asked_for_one_tiny_answer(
+    models: FakeModelServer,
+) -> None:
+    models.lists_models = False
+    registry = ProviderRegistry(
+        settings(models, endpoints={"azure": {"base_url": models.openai_url, "api_key_env": None}})
+    )
+    await preflight(registry, ["azure:gpt-5.4-deployment"])
+    (call,) = models.calls
+    assert call.label == "preflight" and call.status == 200
+    assert call.request.max_tokens == 16 and "response_format" not in call.request.body
+    await registry.aclose()
