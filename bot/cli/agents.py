@@ -56,7 +56,7 @@ def agents(
     built = asyncio.run(build_local_context(change, DEFAULT_BUDGET))
     _, signals, _ = council_inputs(built, "Review this pull request")
     scored = score_catalog(catalog, signals)
-    board = select_board(scored, size=size, min_size=min(3, size))
+    board = select_board(scored, size=size, min_size=min(3, size), languages=signals.languages)
     if as_json:
         typer.echo(
             json.dumps(

@@ -102,7 +102,26 @@ async def build_context(
         budget=budget_tokens,
         usable=usable,
         files=[f.info for f in files],
+        changed_lines=_changed_lines(files),
     )
+
+
+def _changed_lines(files: list[ParsedFile]) -> dict[str, list[tuple[int, int]]]:
+    numbers: dict[str, set[int]] = {}
+    for f in files:  # a path the diff names twice gets the lines of both
+        numbers.setdefault(f.path, set()).update(n for n, _ in f.added_lines)
+    return {path: runs_of(found) for path, found in numbers.items()}
+
+
+def runs_of(numbers: set[int]) -> list[tuple[int, int]]:
+    """Line numbers as inclusive runs of consecutive lines: {2, 3, 4, 9} -> [(2, 4), (9, 9)]."""
+    runs: list[tuple[int, int]] = []
+    for number in sorted(numbers):
+        if runs and number <= runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], max(runs[-1][1], number))
+        else:
+            runs.append((number, number))
+    return runs
 
 
 # --- classification and reading -------------------------------------------------------
@@ -241,16 +260,62 @@ def _bullet(text: str) -> str:
     return "\n".join([f"- {first}", *(f"  {line}" for line in rest)])
 
 
+# Said once in every diff section's heading, so a model reads the gutter right.
+GUTTER_LEGEND = (
+    "gutter: the new-side line number of + and context lines (cite these), the old-side "
+    "number of - lines"
+)
+
+
 def _diff_item(parsed: ParsedFile) -> Item:
     chunks = [show_bidi("".join(f"{line}\n" for line in parsed.header))] if parsed.header else []
     unit_of = [0] * len(chunks)
+    width = _gutter_width(parsed.hunks)
     for done, hunk in enumerate(parsed.hunks, start=1):
-        pieces = [show_bidi(c) for c in chunk_lines([hunk.header, *hunk.lines])]
+        body = numbered_lines(hunk, width)
+        pieces = [show_bidi(c) for c in chunk_lines([hunk.header, *body])]
         chunks += pieces
         unit_of += [done - 1] * (len(pieces) - 1) + [done]
     return Item(
         "diff", parsed.path, _diff_why(parsed.info), chunks, "hunks", len(parsed.hunks), unit_of
     )
+
+
+def _gutter_width(hunks: list[Hunk]) -> int:
+    """Digits of the largest line number the file's hunks reach (at least 4): one width
+    per file, so the code lines up."""
+    last = max(
+        (max(h.source_start + h.source_length, h.target_start + h.target_length) for h in hunks),
+        default=0,
+    )
+    return max(4, len(str(last)))
+
+
+def numbered_lines(hunk: Hunk, width: int = 4) -> list[str]:
+    """The hunk's body with a gutter: `  86 + added`, `  12 - removed`, `  40   context`
+    (new-side numbers for added and context lines, old-side for removed ones); a
+    `\\ No newline` marker gets a blank gutter."""
+    old, new = hunk.source_start, hunk.target_start
+    out: list[str] = []
+    for line in hunk.lines:
+        kind, text = line[:1], line[1:]
+        if kind == "+":
+            out.append(_gutter(new, width, "+", text))
+            new += 1
+        elif kind == "-":
+            out.append(_gutter(old, width, "-", text))
+            old += 1
+        elif kind == "\\":
+            out.append(f"{'':>{width}}   {line}")
+        else:  # context (a blank body line is an empty context line)
+            out.append(_gutter(new, width, " ", text))
+            old, new = old + 1, new + 1
+    return out
+
+
+def _gutter(number: int, width: int, mark: str, text: str) -> str:
+    # An empty line gets no trailing blanks; any other text is kept exactly.
+    return f"{number:>{width}} {mark} {text}" if text else f"{number:>{width}} {mark}".rstrip()
 
 
 def _diff_why(info: ChangedFile) -> str:
@@ -264,7 +329,7 @@ def _diff_why(info: ChangedFile) -> str:
         parts.append("not valid UTF-8")
     if info.parse_error:
         parts.append("malformed diff")
-    return ", ".join(parts)
+    return ", ".join(parts) + f"; {GUTTER_LEGEND}"
 
 
 def _code_item(parsed: ParsedFile, heads: dict[str, str]) -> Item | None:

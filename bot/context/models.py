@@ -149,3 +149,6 @@ class BuiltContext(BaseModel):
     budget: int
     usable: int  # the budget less the estimator's margin: what packing may use
     files: list[ChangedFile]
+    # Per file of the diff, its added lines on the new side as inclusive runs
+    # [(first, last), ...] (a file with none: []). What findings may anchor to.
+    changed_lines: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)

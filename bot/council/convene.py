@@ -128,7 +128,11 @@ def _board_seats(
     scored = score_catalog(catalog, request.signals, records)
     try:
         board = select_board(
-            scored, size=size, min_size=min(request.board_min_size, size), pinned=pinned_ids
+            scored,
+            size=size,
+            min_size=min(request.board_min_size, size),
+            pinned=pinned_ids,
+            languages=request.signals.languages,
         )
     except ValueError as err:
         raise ConveneError(str(err)) from err

@@ -55,6 +55,7 @@ from bot.council.resolution import (
     ResolutionResult,
     resolve_assessments,
     resolve_votes,
+    settled_conditions,
     top_findings,
 )
 from bot.council.schemas import (
@@ -75,6 +76,7 @@ from bot.council.transcript import (
     round_section,
     votes_section,
 )
+from bot.council.verdicts import settled_synthesis
 from bot.providers import Message, ModelCall, OutputTool, ProviderError
 from bot.tokens import TokenEstimator
 
@@ -391,10 +393,14 @@ class Engine:
 
     async def _assess(self, run: _Run) -> None:
         self._progress("assess", None, "started")
-        task = prompts.assess_task(run.request.topic)
+        task = prompts.assess_task(run.request.topic, questions=run.protocol.discusses)
         await _in_parallel(
             run.order, lambda seat, warm, leader: self._assess_seat(run, seat, task, warm, leader)
         )
+        if not run.protocol.discusses:  # nobody would answer them: questions are ignored
+            for record in run.records.values():
+                if record.assessment is not None and record.assessment.questions:
+                    record.assessment = record.assessment.model_copy(update={"questions": []})
         run.transcript.add(
             assessments_section(
                 run.order,
@@ -410,7 +416,7 @@ class Engine:
         self, run: _Run, seat: Seat, task: str, warm: asyncio.Event, leader: bool
     ) -> None:
         record = run.records[seat.seat_id]
-        brief = prompts.seat_brief(seat)
+        brief = prompts.seat_brief(seat, run.order)
         extra: list[Message] = []
         # The best real answer that left lenses unscored: kept when no re-ask completes it.
         partial: Gated | None = None
@@ -517,7 +523,7 @@ class Engine:
                 seat,
                 prompts.DISCUSS_TOOL,
                 transcript,
-                prompts.seat_brief(seat),
+                prompts.seat_brief(seat, run.valid()),
                 task,
                 f"discuss/{seat.seat_id}/{round_no}",
                 warm,
@@ -593,7 +599,7 @@ class Engine:
                 seat,
                 prompts.VOTE_TOOL,
                 transcript,
-                prompts.seat_brief(seat),
+                prompts.seat_brief(seat, run.valid()),
                 task,
                 f"vote/{seat.seat_id}/0",
                 warm,
@@ -631,7 +637,7 @@ class Engine:
                 seat,
                 prompts.RANK_TOOL,
                 transcript,
-                prompts.seat_brief(seat),
+                prompts.seat_brief(seat, run.valid()),
                 prompts.rank_task(others),
                 f"rank/{seat.seat_id}/0",
                 warm,
@@ -648,10 +654,14 @@ class Engine:
     async def _resolve(self, run: _Run) -> _Stop | None:
         """Deterministic: from the votes, or from the assessment verdicts."""
         valid = [run.records[s.seat_id] for s in run.valid()]
+        # Critical findings no approval answered keep the result from plain APPROVED.
+        findings = merge_findings(
+            [(r.seat.seat_id, r.assessment.findings) for r in valid if r.assessment is not None]
+        )
         if run.protocol.resolution == "votes":
-            run.resolution = resolve_votes([r.vote for r in valid])
+            run.resolution = resolve_votes([r.vote for r in valid], findings)
         else:
-            run.resolution = resolve_assessments([r.assessment for r in valid])
+            run.resolution = resolve_assessments([r.assessment for r in valid], findings)
         await self._ledger.append(
             run.request.deliberation_id,
             EventKind.RESOLVED,
@@ -667,7 +677,8 @@ class Engine:
     async def _synthesize(self, run: _Run) -> None:
         self._progress("synthesize", None, "started")
         chair = run.convened.chair
-        assert run.resolution is not None
+        result = run.resolution
+        assert result is not None
         choice = any(w in f" {run.request.topic.lower()} " for w in CHOICE_WORDS)
         synthesis = await self._structured(
             run,
@@ -675,11 +686,25 @@ class Engine:
             prompts.SYNTH_TOOL,
             run.transcript.text(),
             prompts.chair_brief(chair),
-            prompts.synth_task(run.request.topic, run.resolution.resolution.value, choice),
+            prompts.synth_task(
+                run.request.topic, result.resolution.value, choice, result.all_conditions
+            ),
             f"synthesize/{chair.seat_id}/0",
         )
         if isinstance(synthesis, Synthesis):
-            run.synthesis = synthesis
+            # The verdict sentence must say what the resolution says (bot.council.verdicts).
+            run.synthesis, replaced = settled_synthesis(
+                synthesis,
+                result.resolution,
+                approvals=result.approvals,
+                rejections=result.rejections,
+                conditions=len(settled_conditions(result, synthesis)),
+            )
+            if replaced:
+                run.notes.append(
+                    "The chair's verdict sentence contradicted the resolution; "
+                    "it was replaced by the resolution's own."
+                )
         else:
             run.notes.append("The chair's synthesis failed; the record below is complete.")
 
@@ -736,7 +761,7 @@ class Engine:
             seats=seats,
             findings=merged,
             top_findings=top_findings(merged, seats),
-            conditions=result.conditions if result else [],
+            conditions=settled_conditions(result, run.synthesis) if result else [],
             synthesis=run.synthesis,
             rounds=run.rounds,
             shifts=run.shifts,

@@ -102,7 +102,10 @@ def system_blocks(protocol: str, context: str, *, language: str | None = None) -
     return [SystemBlock(text=rules), SystemBlock(text=context, cache=True)]
 
 
-def seat_brief(seat: Seat) -> str:
+def seat_brief(seat: Seat, seated: Sequence[Seat] = ()) -> str:
+    """The seat's persona, strategy and lenses. `seated`: every member of the council (this
+    seat among them); the brief then names the perspectives the other members hold, so the
+    persona defers nothing to a perspective that is not seated."""
     lenses = "\n".join(f"- {lens}" for lens in seat.lenses)
     brief = (
         f"You are {seat.label} of the council, seated as: {seat.persona_name}.\n\n"
@@ -113,7 +116,35 @@ def seat_brief(seat: Seat) -> str:
             f"\n\nYour reviewing strategy ({seat.strategy.name}; the other members each take "
             f"a different one): {seat.strategy.text}"
         )
+    if seated:
+        brief += f"\n\n{seated_perspectives(seat, seated)}"
     return f"{brief}\n\nYour lenses (score each one):\n{lenses}"
+
+
+def seated_perspectives(seat: Seat, seated: Sequence[Seat]) -> str:
+    """Who else sits, as perspectives (persona name and division, sorted by name: which
+    member label holds which stays unknown), and that what is not seated is this seat's."""
+    others = sorted(
+        {_perspective(s) for s in seated if s.seat_id != seat.seat_id and s.role == "member"}
+    )
+    if others:
+        listed = "; ".join(others)
+        head = f"The other perspectives seated on this council, and no others: {listed}."
+    else:
+        head = "No other perspective is seated on this council."
+    return (
+        f"{head} Where your persona text leaves a subject to another reviewer, seat or "
+        "perspective (say, the architect's or the reliability seat's), that is "
+        "covered only if that perspective is listed here; if it is not seated, cover it "
+        "yourself as far as the change needs it. Never defer to a reviewer who is not seated."
+    )
+
+
+def _perspective(seat: Seat) -> str:
+    division = seat.division.replace("-", " ")
+    if not division or division == seat.persona_name.lower():
+        return seat.persona_name
+    return f"{seat.persona_name} ({division})"
 
 
 def messages(transcript: str, brief: str, task: str) -> list[Message]:
@@ -124,14 +155,24 @@ def messages(transcript: str, brief: str, task: str) -> list[Message]:
     return [Message(role="user", content=transcript, cache=True), own]
 
 
-def assess_task(topic: str) -> str:
-    return (
+def assess_task(topic: str, *, questions: bool = True) -> str:
+    """The assessment task. `questions`: whether to ask for questions for other members;
+    False for a protocol without a discussion, where nobody would answer them."""
+    asked = "questions for other members, " if questions else ""
+    text = (
         f"The question before the council:\n{topic}\n\n"
         "Assess the pull request independently through your lenses. Give a verdict "
         "(APPROVE, CONCERNS or REJECT), an overall score, a score and analysis for every one of "
-        "your lenses, red flags, concerns, recommendations, questions for other members, your "
+        f"your lenses, red flags, concerns, recommendations, {asked}your "
         "confidence, and findings anchored to lines on the new side of the diff."
     )
+    if not questions:
+        text += (
+            " There is no discussion in this protocol, so nobody could answer a question: "
+            "leave the questions list empty, and resolve what you would have asked yourself "
+            "(or say in your analysis what you could not check)."
+        )
+    return text
 
 
 def reask(reason: str) -> str:
@@ -169,9 +210,11 @@ def discuss_task(round_no: int, focus: str | None) -> str:
 def vote_task() -> str:
     return (
         "Vote on the pull request: APPROVE or REJECT (there is no middle option), with your "
-        "confidence from 0.0 to 1.0 and a short rationale. If you approve, list the conditions "
-        "that must be true; if you reject, list what would change your vote. Address the red "
-        "flags raised in the record."
+        "confidence from 0.0 to 1.0 and a short rationale. If you approve, list as conditions "
+        "only what must be true before merging: any condition makes your approval "
+        "conditional, and none means you approve it as is. Put what would merely be nice to "
+        "have in suggestions, never in conditions. If you reject, list what would change your "
+        "vote. Address the red flags and critical findings raised in the record."
     )
 
 
@@ -219,13 +262,33 @@ def chair_brief(seat: Seat) -> str:
     )
 
 
-def synth_task(topic: str, resolution: str, choice: bool) -> str:
+_RESOLUTION_MEANS = {
+    "APPROVED": "approved as is, with no condition",
+    "APPROVED_WITH_CONDITIONS": "approved only once the conditions below are met, not as is",
+    "ESCALATE": "split evenly, so a person must decide",
+    "REJECTED": "rejected: it should not be merged in its current form",
+}
+
+
+def synth_task(topic: str, resolution: str, choice: bool, conditions: Sequence[str] = ()) -> str:
+    means = _RESOLUTION_MEANS.get(resolution)
     text = (
-        f"The question was:\n{topic}\n\nThe council's resolution is {resolution}. Write: a "
-        "one-line verdict sentence; the consensus (points most members share); the divergence "
-        "(every disagreement with each side, not just the majority's); a recommendation; and "
-        "action items in priority order."
+        f"The question was:\n{topic}\n\nThe council's resolution is {resolution}"
+        + (f" (the change is {means})" if means else "")
+        + ". The council's rules decided it; you do not change it. Write: a "
+        "one-line verdict sentence that states this resolution and never contradicts it; the "
+        "consensus (points most members share); the divergence (every disagreement with each "
+        "side, not just the majority's); a recommendation; and action items in priority order."
     )
+    if resolution == "APPROVED_WITH_CONDITIONS" and conditions:
+        listed = "\n".join(f"- {c}" for c in conditions)
+        text += (
+            "\nThe approvers' conditions, deduplicated:\n"
+            f"{listed}\nIn conditions, merge them into at most 5 distinct must-dos before "
+            "merging (join duplicates, drop what is only nice to have, add none of your own)."
+        )
+    else:
+        text += " Leave conditions empty."
     if choice:
         text += " The question is a choice between options: add a tradeoff map."
     return text

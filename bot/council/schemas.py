@@ -100,8 +100,9 @@ class Assessment(_Strict):
     """A seat's independent review of the pull request."""
 
     verdict: AssessmentVerdict = Field(
-        description="APPROVE: merge as is; CONCERNS: merge once concerns are handled; "
-        "REJECT: must not merge"
+        description="APPROVE: mergeable; CONCERNS: mergeable, with concerns worth handling; "
+        "REJECT: must not merge. Anything that must be done before merging goes in "
+        "merge_conditions"
     )
     score: int = Field(ge=1, le=10, description="Overall quality, 1-10")
     summary: str = Field(description="Your judgement in 2-4 sentences")
@@ -113,6 +114,11 @@ class Assessment(_Strict):
         default_factory=list, description="Problems to handle before or soon after merging"
     )
     recommendations: list[str] = Field(default_factory=list)
+    merge_conditions: list[str] = Field(
+        default_factory=list,
+        description="Only what must be done before merging, each one a checkable action; "
+        "empty if it can merge as is. Not concerns, questions or things you could not verify",
+    )
     questions: list[Question] = Field(
         default_factory=list, description="Questions for other members"
     )
@@ -147,7 +153,11 @@ class Vote(_Strict):
     rationale: str = Field(description="Why, in 1-3 sentences")
     conditions: list[str] = Field(
         default_factory=list,
-        description="APPROVE: what must be true; REJECT: what would change your vote",
+        description="APPROVE: what must be true before merging (any condition makes the "
+        "approval conditional; empty: approve as is); REJECT: what would change your vote",
+    )
+    suggestions: list[str] = Field(
+        default_factory=list, description="Nice to have; never blocks the merge"
     )
 
 
@@ -218,3 +228,8 @@ class Synthesis(_Strict):
         default_factory=list, description="Only when the topic is a choice between options"
     )
     action_items: list[str] = Field(description="Concrete next steps, most important first")
+    conditions: list[str] = Field(
+        default_factory=list,
+        description="APPROVED_WITH_CONDITIONS only: the members' conditions merged, at most 5, "
+        "each a must-do before merging; empty for any other resolution",
+    )

@@ -100,6 +100,9 @@ _SYNONYMS: dict[str, tuple[str, ...]] = {
     ),
     "product": ("ux", "user-experience", "user-facing", "user-impact", "feature-flags"),
     "risk": ("risky", "risks", "assumption", "assumptions", "failure-modes"),
+    "correctness": (
+        "bug", "bugs", "bugfix", "bug-fix", "logic", "edge-case", "edge-cases", "off-by-one",
+    ),
     # Choice-shaped topics ("should this cache live in Redis?") call for a devil's advocate.
     "decision": (
         "should", "choice", "choose", "versus", "vs", "proposal", "alternative",
@@ -140,6 +143,10 @@ MEMORY_MAX = 5.0
 # Divisions whose lenses say something about any change: first picks when filling a board.
 GENERALIST_DIVISIONS = frozenset({"adversarial", "architecture", "maintainability", "testing"})
 GENERAL_TASK_TYPE = "general"
+# Every board seats one persona that owns the correctness of the changed code: one of this
+# division, or one with this task type (a language specialist a repo adds, say).
+CORRECTNESS_DIVISION = "correctness"
+CORRECTNESS_TASK_TYPE = "correctness"
 
 
 class ReviewSignals(BaseModel):
@@ -498,18 +505,25 @@ def select_board(
     min_size: int = 3,
     max_per_division: int = 2,
     pinned: Sequence[str] = (),
+    languages: Sequence[str] = (),
 ) -> BoardSelection:
     """Seat up to `size` personas: pinned ones first (unscored, in the given order), then
-    the best-scored, at most `max_per_division` per division. With fewer than `min_size`
-    seats above zero, fill from other divisions and say so. Never fewer than 2 seats:
-    raises `BoardError` when the catalog cannot give 2, or a pinned id is unknown."""
+    the best-scored, at most `max_per_division` per division. One seat always owns the
+    correctness of the changed code (`owns_correctness`; the specialist for one of the
+    change's `languages` first, else the best-scored owner): when neither the pins nor the
+    scores seat one, it takes the last unpinned seat (or, when pins fill the board, one
+    seat more), and the notes say why. With fewer than `min_size` seats above zero, fill
+    from other divisions and say so. Never fewer than 2 seats: raises `BoardError` when the
+    catalog cannot give 2, or a pinned id is unknown."""
     if size < 2:
         raise BoardError(f"board size must be at least 2, got {size}")
     ranked = sorted(scored, key=_rank_key)
     by_id = {s.id: s for s in ranked}
     board = _Board(max_per_division)
     notes = _seat_pinned(board, pinned, by_id, size)
+    pinned_count = len(board.seats)
     notes += _seat_ranked(board, ranked, size)
+    notes += _seat_correctness_owner(board, ranked, size, pinned_count, languages)
     floor = min(max(min_size, 2), size)
     if len(board.seats) < floor:
         notes += _fill(board, sorted(ranked, key=_fill_key), floor)
@@ -535,6 +549,11 @@ class _Board:
     def seat(self, candidate: ScoredPersona) -> None:
         self.seats.append(candidate)
         self.per_division[candidate.division] += 1
+
+    def unseat(self, index: int) -> ScoredPersona:
+        removed = self.seats.pop(index)
+        self.per_division[removed.division] -= 1
+        return removed
 
 
 def _seat_pinned(
@@ -571,6 +590,81 @@ def _seat_ranked(board: _Board, ranked: Sequence[ScoredPersona], size: int) -> l
         f"At most {board.max_per_division} seats per division; passed over: "
         f"{', '.join(passed_over)}."
     ]
+
+
+def owns_correctness(persona: Persona) -> bool:
+    """Whether the persona owns the correctness of the changed code: the correctness
+    division, or a task type that is the correctness concept."""
+    return persona.division == CORRECTNESS_DIVISION or any(
+        normalize(t) == CORRECTNESS_TASK_TYPE for t in persona.task_types
+    )
+
+
+# A correctness owner listing at most this many languages is a language specialist.
+_SPECIALIST_LANGUAGES = 2
+
+
+def _owner_key(scored: ScoredPersona, languages: frozenset[str]) -> tuple[bool, int, float, str]:
+    # A specialist for one of the change's languages first (the fewer languages it lists,
+    # the more special), then the best-scored generalist.
+    listed = {_compact(lang) for lang in scored.persona.languages}
+    fits = bool(listed & languages)
+    return (not fits, len(listed) if fits else 0, -scored.total, scored.id)
+
+
+def _seat_correctness_owner(
+    board: _Board,
+    ranked: Sequence[ScoredPersona],
+    size: int,
+    pinned_count: int,
+    languages: Sequence[str],
+) -> list[str]:
+    why = "every board has a seat that owns the correctness of the changed code"
+    for index, seat in enumerate(board.seats):
+        if owns_correctness(seat.persona):
+            how = "pinned by configuration" if index < pinned_count else "seated by its score"
+            return [f"Correctness owner: {seat.id} ({how}); {why}."]
+    wanted = frozenset(_compact(lang) for lang in languages) - {""}
+    owners = sorted(
+        (s for s in ranked if owns_correctness(s.persona) and not board.has(s)),
+        key=lambda s: _owner_key(s, wanted),
+    )
+    if owners:
+        owner = owners[0]
+        place = _owner_place(board, owner, size, pinned_count)
+        listed = {_compact(lang) for lang in owner.persona.languages}
+        fits = sorted(listed & wanted) if len(listed) <= _SPECIALIST_LANGUAGES else []
+        what = f"{owner.id} (the {'/'.join(fits)} specialist)" if fits else owner.id
+        note = (
+            f"Correctness owner: {what} added, because no seat the signals or pins chose "
+            "owns the correctness of the changed code (logic, edge cases, error handling, "
+            f"the change doing what it claims) and {why}"
+        )
+        if place == len(board.seats) and len(board.seats) >= size:
+            note += f"; the pinned seats fill the board of {size}, so it is one seat more"
+        elif place < len(board.seats):
+            note += f"; it takes the place of {board.unseat(place).id}"
+        board.seat(owner)
+        return [note + "."]
+    return [
+        "No persona in the catalog owns the correctness of the changed code (division "
+        f"'{CORRECTNESS_DIVISION}' or task type '{CORRECTNESS_TASK_TYPE}'); the board has "
+        "no correctness owner."
+    ]
+
+
+def _owner_place(board: _Board, owner: ScoredPersona, size: int, pinned_count: int) -> int:
+    """Where the correctness owner goes: the index of the unpinned seat it replaces, or
+    `len(board.seats)` to add it. In a full division it replaces a scored seat of that
+    division; a division full of pins does not keep it out (pins are not capped either)."""
+    unpinned = range(len(board.seats) - 1, pinned_count - 1, -1)
+    if board.division_full(owner):
+        same = [i for i in unpinned if board.seats[i].division == owner.division]
+        if same:
+            return same[0]
+    if len(board.seats) < size or len(board.seats) == pinned_count:
+        return len(board.seats)
+    return len(board.seats) - 1
 
 
 _Allowed = Callable[[ScoredPersona], bool]

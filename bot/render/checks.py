@@ -5,6 +5,12 @@ ESCALATE -> action_required, REJECTED -> failure; NO_QUORUM, COST_LIMIT and FAIL
 neutral with the reason in the title; CANCELLED -> cancelled. With `gate: advisory` the
 check never blocks: failure and action_required become neutral.
 
+APPROVED_WITH_CONDITIONS is `neutral`, never `success`: a merge gate is not green while
+conditions are open (grey in the UI, with the conditions in the summary). It is not
+`action_required` either: that is ESCALATE's ("a person must decide"), and keeping the two
+apart lets a reader tell "approved once these are met" from "the council is split". Only a
+plain APPROVED (no conditional approval, no unanswered critical finding) is `success`.
+
 GitHub takes at most 50 annotations per request, so `annotation_batches` splits them for
 the create call and the updates that follow.
 
@@ -157,7 +163,14 @@ def _annotation(advisory: Advisory, f: MergedFinding) -> Annotation | None:
 
 
 def annotations_for(advisory: Advisory) -> list[Annotation]:
-    """One annotation per merged finding anchored to a line."""
+    """One annotation per merged finding anchored to a line.
+
+    The review pipeline has anchored every finding to lines the diff adds before this
+    runs (bot/review/anchors.py), so an annotation names only lines of the diff. GitHub
+    requires `start_line` and `end_line` on every check-run annotation, and a file-level
+    finding has no line of its own: it gets no annotation (pinning it to line 1 would
+    point at a line the change may not touch); it is listed in the comment and in the
+    check run's text with its path."""
     found = (_annotation(advisory, f) for f in advisory.findings)
     return [a for a in found if a is not None]
 

@@ -136,10 +136,19 @@ def queue_times(registry: ProviderRegistry, calls: list[PlannedCall]) -> list[st
         lines.append(
             f"{provider} takes {slots} call{'s' if slots > 1 else ''} at a time: a phase's "
             f"{count} calls to it run in {turns} turns, each with its own {deadline:g} s "
-            f"deadline (up to {turns * deadline / 60:g} min a phase; the job's timeout "
+            f"deadline (up to {_duration(turns * deadline)} a phase; the job's timeout "
             "covers it)."
         )
     return lines
+
+
+def _duration(seconds: float) -> str:
+    """ "40 s", "15 min", "2 h 5 min"."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min"
 
 
 def _slots(registry: ProviderRegistry, provider: str, calls: list[PlannedCall]) -> int:

@@ -17,6 +17,7 @@ from bot.council.budget import Budget, InMemoryBudget
 from bot.council.engine import DeliberationRequest, Engine, ProgressEvent
 from bot.council.scoring import PersonaRecord, ReviewSignals, review_task_type
 from bot.providers import ProviderRegistry
+from bot.review.anchors import anchor_advisory
 from bot.review.assemble import PreparedReview
 from bot.settings import Settings
 
@@ -90,7 +91,9 @@ async def deliberate(
     request = prepared.request(deliberation_id, settings, max_cost_usd=max_cost_usd)
     if preflight is not None:
         await preflight(await seated_models(engine, request))
-    return await engine.deliberate(request, budget=budget)
+    advisory = await engine.deliberate(request, budget=budget)
+    # Findings cite only lines the diff adds (bot/review/anchors.py).
+    return anchor_advisory(advisory, prepared.built.changed_lines)
 
 
 async def seated_models(engine: Engine, request: DeliberationRequest) -> list[str]:

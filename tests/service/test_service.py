@@ -262,6 +262,26 @@ async def test_an_over_long_advisory_still_fits(
         dict(finding, start_line=10 * i, end_line=10 * i, title=f"{words[i]} defect")
         for i in range(1, 60)
     ]
+    many = [dict(f, path="app/rules.py") for f in many]
+    # A new 600-line file: every finding is anchored on a line the diff adds, so each one is
+    # an annotation (59: more than GitHub takes in one request).
+    rules = "".join(f"RULE_{i} = {i}\n" for i in range(1, 601))
+    added = "".join(f"+{line}\n" for line in rules.splitlines())
+    diff = (
+        DIFF + "diff --git a/app/rules.py b/app/rules.py\nnew file mode 100644\n"
+        "--- /dev/null\n+++ b/app/rules.py\n@@ -0,0 +1,600 @@\n" + added
+    )
+    gh.add_pull(
+        REPO,
+        PR,
+        title="Fix login",
+        body="Makes login faster.",
+        head_sha=HEAD,
+        diff=diff,
+        files_at_head={**FILES, "app/rules.py": rules},
+        user=AUTHOR,
+        commits=("Fix login",),
+    )
     script = CouncilScript(findings={"Application Security Reviewer": many})
     models.default(script.reply)
     async with running_app(app_settings(tmp_path, models, gh, KEYS[0])) as app:

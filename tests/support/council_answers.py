@@ -79,6 +79,14 @@ def paraphrase_lens(name: str, index: int) -> str:
     return f"{_capital(text)} {'assessment' if 'risk' in text else 'risks'}"
 
 
+_SENTENCES = {
+    "APPROVED": "The council approves merging as is.",
+    "APPROVED_WITH_CONDITIONS": "The council advises merging once the retry is bounded.",
+    "ESCALATE": "The council is split; a person must decide.",
+    "REJECTED": "The council rejects the change until the retry is bounded.",
+}
+
+
 @dataclass
 class CouncilScript:
     """Knobs: default verdict/vote, and overrides by persona name (what the seat is seated as)."""
@@ -90,6 +98,8 @@ class CouncilScript:
     judge: list[str] = field(default_factory=lambda: ["CONVERGED"])
     findings: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     red_flags: dict[str, list[str]] = field(default_factory=dict)
+    # An assessment's merge_conditions by persona (none by default: concerns are not).
+    merge_conditions: dict[str, list[str]] = field(default_factory=dict)
     latency_s: float = 0.0
     first_token_s: float | None = None
     panelists: int = 3
@@ -133,6 +143,7 @@ class CouncilScript:
             if verdict != "APPROVE"
             else [],
             "recommendations": ["Add a regression test for the new branch."],
+            "merge_conditions": self.merge_conditions.get(persona, []),
             "questions": [{"to_member": None, "question": "Is the retry bounded?"}],
             "confidence": 80,
             "findings": self.findings.get(persona, []),
@@ -186,9 +197,9 @@ class CouncilScript:
             "vote": vote,
             "confidence": 0.8,
             "rationale": f"{persona} votes {vote}.",
-            "conditions": ["Add the regression test."]
-            if vote == "APPROVE"
-            else ["Bound the retry loop."],
+            # An approval as is by default (a test adds conditions where it wants them).
+            "conditions": [] if vote == "APPROVE" else ["Bound the retry loop."],
+            "suggestions": ["Add the regression test."] if vote == "APPROVE" else [],
         }
 
     def _judgement(self, text: str) -> dict[str, Any]:
@@ -222,8 +233,12 @@ class CouncilScript:
         return {"ranking": [label for label in labels if label != me], "reasoning": "By accuracy."}
 
     def _synthesis(self, text: str) -> dict[str, Any]:
+        # The chair is told the resolution (prompts.synth_task) and writes for it.
+        told = re.search(r"The council's resolution is ([A-Z_]+)", text)
         return {
-            "verdict_sentence": "The council advises merging once the retry is bounded.",
+            "verdict_sentence": _SENTENCES.get(
+                told.group(1) if told else "", "The council advises merging once fixed."
+            ),
             "consensus": ["Tests are needed for the new branch."],
             "divergence": [
                 {

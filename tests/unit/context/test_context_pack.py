@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -66,7 +67,18 @@ def _whole_lines(built: BuiltContext) -> None:
                 continue  # the builder's own notes and captions
             if section.kind == "description":
                 continue
+            if section.kind == "diff":
+                line = _ungutter(line)
             assert line in ALL_LINES or line[1:] in ALL_LINES, line
+
+
+GUTTER = re.compile(r"^ *(\d+)(?: ([+ -])(?: (.*))?)?$")
+
+
+def _ungutter(line: str) -> str:
+    """A numbered diff line as the diff wrote it (`  86 + x` -> `+x`)."""
+    m = GUTTER.match(line)
+    return f"{m.group(2) or ' '}{m.group(3) or ''}" if m else line
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

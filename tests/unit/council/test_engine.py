@@ -116,13 +116,22 @@ async def test_quick_resolves_from_assessments(
     assert first.resolution == Resolution.APPROVED and len(first.seats) == 3
     names = [c.request.output_name for c in models.calls]
     assert "submit_vote" not in names and "submit_discussion" not in names
-    # Any CONCERNS among the approvals turns APPROVED into APPROVED_WITH_CONDITIONS.
+    # CONCERNS alone is an approval: concerns are not conditions (issue 11).
     models.reset()
     seated = first.seats[0].persona_name
     models.default(CouncilScript(verdicts={seated: "CONCERNS"}).reply)
     second = await engine(registry).deliberate(request("quick", did="q-2"))
-    assert second.resolution == Resolution.APPROVED_WITH_CONDITIONS
-    assert any("error handling" in c for c in second.conditions)
+    assert (second.resolution, second.conditions) == (Resolution.APPROVED, [])
+    # Merge conditions make the approval conditional.
+    models.reset()
+    script = CouncilScript(
+        verdicts={seated: "CONCERNS"},
+        merge_conditions={seated: ["Handle the error of the new path."]},
+    )
+    models.default(script.reply)
+    third = await engine(registry).deliberate(request("quick", did="q-3"))
+    assert third.resolution == Resolution.APPROVED_WITH_CONDITIONS
+    assert third.conditions == ["Handle the error of the new path."]
 
 
 async def test_council_one_seat_per_model_with_peer_ranking(

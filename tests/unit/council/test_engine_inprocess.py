@@ -85,6 +85,7 @@ async def test_three_rejections_of_five_reject() -> None:
 async def test_a_bare_majority_approves_with_the_approvers_conditions() -> None:
     fake = FakeProviders(CouncilScript(vote="APPROVE"))
     reject(fake, SEATS[:2])
+    fake.on(tool=VOTE, reply=Answer(update={"conditions": ["Add the regression test."]}))
     advisory = await deliberate(fake)
     assert advisory.resolution == Resolution.APPROVED_WITH_CONDITIONS
     assert advisory.conditions == ["Add the regression test."]
@@ -193,12 +194,25 @@ async def test_quick_runs_three_assessments_and_a_synthesis_and_no_vote() -> Non
     assert advisory.resolution == Resolution.APPROVED and advisory.rounds == []
 
 
-async def test_quick_with_concerns_approves_with_conditions() -> None:
+async def test_quick_with_concerns_but_no_merge_conditions_approves() -> None:
+    # Concerns are not conditions (issue 11): only merge_conditions are.
     fake = FakeProviders(CouncilScript(verdict="APPROVE"))
     fake.on(seat="seat-1", tool=ASSESS, reply=Answer(update={"verdict": "CONCERNS"}))
     advisory = await deliberate(fake, request("quick", did="q-2"))
+    assert advisory.resolution == Resolution.APPROVED
+    assert advisory.conditions == []
+
+
+async def test_quick_with_merge_conditions_approves_with_conditions() -> None:
+    fake = FakeProviders(CouncilScript(verdict="APPROVE"))
+    fake.on(
+        seat="seat-1",
+        tool=ASSESS,
+        reply=Answer(update={"verdict": "CONCERNS", "merge_conditions": ["Bound the retry loop."]}),
+    )
+    advisory = await deliberate(fake, request("quick", did="q-3"))
     assert advisory.resolution == Resolution.APPROVED_WITH_CONDITIONS
-    assert advisory.conditions == ["Add a regression test for the new branch."]
+    assert advisory.conditions == ["Bound the retry loop."]
 
 
 # --- resume -------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
 
 import pytest
@@ -44,10 +45,12 @@ def oracle(votes: list[Vote | None]) -> tuple[Resolution, set[str]]:
     if len(cast) < 2:
         return R.NO_QUORUM, set()
     share = Fraction(len(approvers), len(cast))
-    if share >= Fraction(2, 3):
+    # An approval with a condition is conditional: a supermajority with conditions is
+    # APPROVED_WITH_CONDITIONS too (issue 11: 5-0 conditional approvals were APPROVED).
+    conditions = {_norm(c) for v in approvers for c in v.conditions if _norm(c)}
+    if share >= Fraction(2, 3) and not conditions:
         return R.APPROVED, set()
     if share > Fraction(1, 2):
-        conditions = {_norm(c) for v in approvers for c in v.conditions if _norm(c)}
         return (R.APPROVED_WITH_CONDITIONS, conditions) if conditions else (R.APPROVED, set())
     if share == Fraction(1, 2):
         return R.ESCALATE, set()
@@ -76,31 +79,41 @@ def test_resolve_votes_matches_the_rules(votes: list[Vote | None]) -> None:
     expected, expected_conditions = oracle(votes)
     assert result.resolution == expected
     assert {_norm(c) for c in result.conditions} == expected_conditions
-    assert len(result.conditions) == len(expected_conditions)  # deduplicated
+    assert len(result.conditions) == len(expected_conditions) <= 5  # deduplicated
     assert result.n == sum(v is not None for v in votes)
     assert result.abstentions == sum(v is None for v in votes)
     assert result.approvals + result.rejections == result.n
     assert 0.0 <= result.confidence <= 1.0
 
 
-# approvals -> resolution for every N from 2 to 7 (conditions given by every approver)
+# approvals -> resolution for every N from 2 to 7, approvals without conditions
+A, AC = R.APPROVED, R.APPROVED_WITH_CONDITIONS
 TABLE = {
-    2: [R.REJECTED, R.ESCALATE, R.APPROVED],
-    3: [R.REJECTED, R.REJECTED, R.APPROVED, R.APPROVED],
-    4: [R.REJECTED, R.REJECTED, R.ESCALATE, R.APPROVED, R.APPROVED],
-    5: [R.REJECTED, R.REJECTED, R.REJECTED, R.APPROVED_WITH_CONDITIONS, R.APPROVED, R.APPROVED],
-    6: [R.REJECTED] * 3 + [R.ESCALATE, R.APPROVED, R.APPROVED, R.APPROVED],
-    7: [R.REJECTED] * 4 + [R.APPROVED_WITH_CONDITIONS, R.APPROVED, R.APPROVED, R.APPROVED],
+    2: [R.REJECTED, R.ESCALATE, A],
+    3: [R.REJECTED, R.REJECTED, A, A],
+    4: [R.REJECTED, R.REJECTED, R.ESCALATE, A, A],
+    5: [R.REJECTED, R.REJECTED, R.REJECTED, A, A, A],
+    6: [R.REJECTED] * 3 + [R.ESCALATE, A, A, A],
+    7: [R.REJECTED] * 4 + [A, A, A, A],
 }
 
 
+def _conditional(row: list[Resolution]) -> list[Resolution]:
+    """The same row when every approver gives a condition: every approval is conditional."""
+    return [AC if r is A else r for r in row]
+
+
+@pytest.mark.parametrize("conditional", [False, True])
 @pytest.mark.parametrize("abstaining", [0, 1, 2])
 @pytest.mark.parametrize(("n", "approvals"), [(n, a) for n in TABLE for a in range(n + 1)])
-def test_every_n_from_2_to_7(n: int, approvals: int, abstaining: int) -> None:
-    votes: list[Vote | None] = [vote("APPROVE", 0.9, "Add tests")] * approvals
-    votes += [vote("REJECT", 0.6)] * (n - approvals) + [None] * abstaining
+def test_every_n_from_2_to_7(n: int, approvals: int, abstaining: int, conditional: bool) -> None:
+    given = ("Add tests",) if conditional else ()
+    votes: list[Vote | None] = [vote("APPROVE", 0.9, *given)] * approvals
+    votes += [vote("REJECT", 0.6, "Remove the lock")] * (n - approvals) + [None] * abstaining
     result = resolve_votes(votes)
-    assert result.resolution == TABLE[n][approvals]
+    expected = _conditional(TABLE[n]) if conditional else TABLE[n]
+    assert result.resolution == expected[approvals]
+    assert result.conditions == (["Add tests"] if expected[approvals] is AC else [])
     assert (result.n, result.abstentions) == (n, abstaining)
 
 
@@ -148,30 +161,58 @@ def test_dedupe_conditions_ignores_case_whitespace_and_final_period() -> None:
 # --- quick / council: resolution from assessment verdicts ----------------------------------
 
 
-def assessment(verdict: AssessmentVerdict, *concerns: str, confidence: int = 80) -> Assessment:
+def assessment(
+    verdict: AssessmentVerdict,
+    *concerns: str,
+    confidence: int = 80,
+    merge_conditions: Sequence[str] = (),
+) -> Assessment:
     return Assessment(
         verdict=verdict,
         score=7,
         summary="Reviewed.",
         lens_scores=[LensScore(lens="correctness", score=7, analysis="fine")],
         concerns=list(concerns),
+        merge_conditions=list(merge_conditions),
         confidence=confidence,
     )
 
 
-def test_concerns_turn_approved_into_approved_with_conditions() -> None:
+def test_quick_concerns_without_merge_conditions_are_a_plain_approval() -> None:
+    """Concerns are not conditions (issue 11: every concern became a merge condition)."""
     result = resolve_assessments(
-        [assessment("APPROVE"), assessment("APPROVE"), assessment("CONCERNS", "Add a migration")]
+        [
+            assessment("APPROVE", "nit: naming"),
+            assessment("CONCERNS", "Could not verify the caller handles None"),
+            assessment("CONCERNS", "Error handling in the new path", "Add a migration"),
+        ]
+    )
+    assert result.resolution == R.APPROVED
+    assert result.conditions == []
+
+
+def test_quick_merge_conditions_make_a_conditional_approval() -> None:
+    result = resolve_assessments(
+        [
+            assessment("APPROVE"),
+            assessment("APPROVE", "Could not verify X", merge_conditions=["Add a migration."]),
+            assessment("CONCERNS", "naming", merge_conditions=["add a  migration"]),
+        ]
     )
     assert result.resolution == R.APPROVED_WITH_CONDITIONS
-    assert result.conditions == ["Add a migration"]
+    assert result.conditions == ["Add a migration."]
     assert result.approvals == 3
 
 
-def test_concerns_of_approve_verdicts_are_not_conditions() -> None:
-    result = resolve_assessments([assessment("APPROVE", "nit: naming")] * 3)
-    assert result.resolution == R.APPROVED
-    assert result.conditions == []
+def test_merge_conditions_of_a_rejection_are_not_conditions() -> None:
+    result = resolve_assessments(
+        [
+            assessment("APPROVE"),
+            assessment("APPROVE"),
+            assessment("REJECT", merge_conditions=["Rewrite it"]),
+        ]
+    )
+    assert (result.resolution, result.conditions) == (R.APPROVED, [])
 
 
 def test_assessment_majority_of_concerns_and_rejects() -> None:
@@ -199,9 +240,12 @@ def test_assessment_confidence_is_scaled_to_one() -> None:
     st.lists(st.one_of(st.none(), st.sampled_from(["APPROVE", "CONCERNS", "REJECT"])), max_size=8)
 )
 def test_assessments_follow_the_vote_rules(verdicts: list[AssessmentVerdict | None]) -> None:
-    """CONCERNS is an approval whose concerns are its conditions; APPROVE has none."""
+    """APPROVE and CONCERNS are approvals; only merge_conditions are conditions."""
     assessments = [
-        None if v is None else assessment(v, f"concern {i}") for i, v in enumerate(verdicts)
+        None
+        if v is None
+        else assessment(v, f"concern {i}", merge_conditions=[f"condition {i}"] if i % 2 else [])
+        for i, v in enumerate(verdicts)
     ]
     as_votes = [
         None
@@ -209,13 +253,11 @@ def test_assessments_follow_the_vote_rules(verdicts: list[AssessmentVerdict | No
         else vote(
             "REJECT" if a.verdict == "REJECT" else "APPROVE",
             0.8,
-            *(a.concerns if a.verdict == "CONCERNS" else []),
+            *(a.merge_conditions if a.verdict != "REJECT" else []),
         )
         for a in assessments
     ]
     expected, _ = oracle(as_votes)
-    if expected == R.APPROVED and any(v == "CONCERNS" for v in verdicts):
-        expected = R.APPROVED_WITH_CONDITIONS
     assert resolve_assessments(assessments).resolution == expected
 
 

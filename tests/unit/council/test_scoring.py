@@ -96,6 +96,12 @@ RECORDS = (
 )
 
 
+NO_OWNER_NOTE = (
+    "No persona in the catalog owns the correctness of the changed code (division "
+    "'correctness' or task type 'correctness'); the board has no correctness owner."
+)
+
+
 def by_id(scored: list[ScoredPersona]) -> dict[str, ScoredPersona]:
     return {s.id: s for s in scored}
 
@@ -238,7 +244,12 @@ def test_at_most_two_per_division_and_the_note_says_who_was_passed_over() -> Non
     signals = ReviewSignals(areas=("security", "performance"), dominant_area="security")
     board = select_board(score_catalog(personas, signals))
     assert board.ids == ["sec0", "sec1", "perf"]
-    assert board.notes == ("At most 2 seats per division; passed over: sec2, sec3.",)
+    # The last note: these generated personas have no correctness owner (see the
+    # correctness-owner tests below), and the board says so.
+    assert board.notes == (
+        "At most 2 seats per division; passed over: sec2, sec3.",
+        NO_OWNER_NOTE,
+    )
 
 
 def test_too_few_above_zero_fills_from_other_divisions_and_says_so() -> None:
@@ -254,6 +265,7 @@ def test_too_few_above_zero_fills_from_other_divisions_and_says_so() -> None:
     # New divisions first; among zero scores, language fit then generalist lenses first.
     assert board.ids == ["hit", "ux", "arch"]
     assert board.notes == (
+        NO_OWNER_NOTE,
         "Only 1 persona(s) scored above zero (minimum board: 3); "
         "filled from other divisions: ux, arch.",
     )
@@ -281,10 +293,13 @@ def test_pinned_seats_come_first_unscored_and_count_toward_size() -> None:
         score_catalog(catalog, signals), size=3, pinned=["product-reviewer", "docs-reviewer"]
     )
     assert board.ids[:2] == ["product-reviewer", "docs-reviewer"]
-    assert board.ids[2] == "appsec-reviewer"
+    # The one seat left is the correctness owner (it was appsec-reviewer, the top score,
+    # before every board had to have one): neither pinned seat owns correctness.
+    assert board.ids[2] == "correctness-reviewer"
     assert (
         board.notes[0] == "Pinned by configuration (not scored): product-reviewer, docs-reviewer."
     )
+    assert "takes the place of appsec-reviewer" in board.notes[-1]
 
 
 def test_unknown_pinned_id_is_a_clear_error() -> None:
