@@ -9,6 +9,7 @@ only as the change it is, in the diff.
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 
 from tests.support.council_answers import CouncilScript
@@ -95,7 +96,8 @@ async def test_guidance_is_read_from_the_default_branch_and_the_rewrite_is_revie
         assert "never compared in plain text" in found["guidance: AGENTS.md"]
         for path in ("README.md", "AGENTS.md"):
             assert INJECTION not in found[f"guidance: {path}"]
-            assert f"+{INJECTION}" in found[f"diff: {path}"]
+            # An added line of the diff, behind its line-number gutter.
+            assert re.search(rf"^ *\d+ \+ {re.escape(INJECTION)}$", found[f"diff: {path}"], re.M)
         assert "## guidance: README.md (the project README, as on main)" in call.request.system_text
         # Only the diff carries the rewrite: no other section repeats it.
         carrying = sorted(k for k, text in found.items() if INJECTION in text)

@@ -55,6 +55,7 @@ class Vote(BaseModel):
     confidence: float
     rationale: str
     conditions: list[str]
+    suggestions: list[str]
 
 
 GOOD = {"verdict": "REJECT", "score": 3, "points": [{"x": 4, "label": "retry"}]}
