@@ -49,6 +49,13 @@ class EndpointConfig(BaseModel):
     context_window: int | None = Field(default=None, gt=0)
     max_output_tokens: int | None = Field(default=None, gt=0)
 
+    def slots(self, default: int) -> int:
+        """Calls in flight at once: `concurrency`, else 1 for a local server, else `default`
+        (COUNCIL_PROVIDER_CONCURRENCY)."""
+        if self.concurrency is not None:
+            return self.concurrency
+        return 1 if self.local else default
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(

@@ -86,10 +86,10 @@ class ProviderRegistry:
         return caps.model_copy(update=update) if update else caps
 
     def concurrency(self, ref: ModelRef) -> int:
-        """Calls in flight at once to this provider, over all workers."""
-        if ref.endpoint is not None and ref.endpoint.concurrency is not None:
-            return ref.endpoint.concurrency
-        return 1 if ref.local else self.settings.provider_concurrency
+        """Calls in flight at once to this provider, over all workers (an `ollama:` model
+        without an entry has an endpoint marked local)."""
+        default = self.settings.provider_concurrency
+        return ref.endpoint.slots(default) if ref.endpoint is not None else default
 
     def configured_models(self) -> list[str]:
         """COUNCIL_MODELS, else one default model per provider that has a key."""

@@ -118,9 +118,7 @@ def job_timeout_s(settings: Settings) -> int:
 def narrowest_concurrency(settings: Settings) -> int:
     """The fewest calls at once any endpoint a deliberation may use takes."""
     limits = [settings.provider_concurrency]
-    for endpoint in settings.endpoints.values():
-        local = 1 if endpoint.local else settings.provider_concurrency
-        limits.append(endpoint.concurrency or local)
+    limits += [e.slots(settings.provider_concurrency) for e in settings.endpoints.values()]
     models = [*settings.models, *settings.allowed_models]
     keys = settings.anthropic_api_key or settings.openai_api_key
     if any(m.startswith("ollama:") for m in models) or not (models or keys):

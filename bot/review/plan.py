@@ -117,6 +117,7 @@ def queue_times(registry: ProviderRegistry, calls: list[PlannedCall]) -> list[st
     the deadline allows each call in turn."""
     deadline = registry.settings.call_deadline_s
     per_phase: dict[tuple[str, str], int] = {}
+    slots_of: dict[str, int] = {}  # provider -> its slots
     for call in calls:
         if not call.model:
             continue
@@ -124,10 +125,11 @@ def queue_times(registry: ProviderRegistry, calls: list[PlannedCall]) -> list[st
             ref = registry.resolve(call.model)
         except ProviderError:
             continue
+        slots_of.setdefault(ref.provider, registry.concurrency(ref))
         per_phase[(call.phase, ref.provider)] = per_phase.get((call.phase, ref.provider), 0) + 1
     widest: dict[str, tuple[int, int]] = {}  # provider -> (most calls in a phase, slots)
     for (_, provider), count in per_phase.items():
-        slots = _slots(registry, provider, calls)
+        slots = slots_of[provider]
         if count > slots and count > widest.get(provider, (0, 0))[0]:
             widest[provider] = (count, slots)
     lines = []
@@ -149,13 +151,6 @@ def _duration(seconds: float) -> str:
     minutes = round(seconds / 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes} min" if hours else f"{minutes} min"
-
-
-def _slots(registry: ProviderRegistry, provider: str, calls: list[PlannedCall]) -> int:
-    for call in calls:
-        if call.model.partition(":")[0] == provider:
-            return registry.concurrency(registry.resolve(call.model))
-    return registry.settings.provider_concurrency
 
 
 def _seated_notes(notes: list[str], seats: list[Seat], models: bool) -> list[str]:

@@ -16,6 +16,7 @@ from sqlalchemy import Select, case, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
 from sqlalchemy.sql.dml import ReturningInsert
 
 from bot.store.db import Database
@@ -473,29 +474,29 @@ async def daily_cost(db: Database, installation_id: int, day: date) -> float:
 async def stale_running(db: Database, *, created_before: datetime) -> list[DeliberationRecord]:
     """Running deliberations of every repository started before `created_before`: the
     candidates whose runner may have died (the reconciler checks each one's claim)."""
-    query = (
-        select(DeliberationRow)
-        .where(
-            DeliberationRow.status == DeliberationStatus.RUNNING.value,
-            DeliberationRow.created_at < created_before,
-        )
-        .order_by(DeliberationRow.created_at)
-        .limit(500)
-    )
-    async with db.session(readonly=True) as session:
-        return [DeliberationRecord.model_validate(row) for row in await session.scalars(query)]
+    return await _stale(db, DeliberationStatus.RUNNING, DeliberationRow.created_at, created_before)
 
 
 async def stale_pending(db: Database, *, updated_before: datetime) -> list[DeliberationRecord]:
     """Advisories kept for a later posting try that nothing has touched since
     `updated_before` (the reconciler checks their try is still queued)."""
+    return await _stale(
+        db, DeliberationStatus.PUBLISH_PENDING, DeliberationRow.updated_at, updated_before
+    )
+
+
+async def _stale(
+    db: Database,
+    status: DeliberationStatus,
+    column: InstrumentedAttribute[datetime],
+    before: datetime,
+) -> list[DeliberationRecord]:
+    """At most 500 deliberations in `status` whose `column` is older than `before`, oldest
+    first."""
     query = (
         select(DeliberationRow)
-        .where(
-            DeliberationRow.status == DeliberationStatus.PUBLISH_PENDING.value,
-            DeliberationRow.updated_at < updated_before,
-        )
-        .order_by(DeliberationRow.updated_at)
+        .where(DeliberationRow.status == status.value, column < before)
+        .order_by(column)
         .limit(500)
     )
     async with db.session(readonly=True) as session:
