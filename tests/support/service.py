@@ -7,6 +7,7 @@ import asyncio
 import copy
 import hashlib
 import hmac
+import inspect
 import json
 import time
 import uuid
@@ -243,10 +244,13 @@ async def running_app(settings: Settings, *, worker: bool = True) -> AsyncIterat
 async def eventually(
     check: Callable[[], Any], *, timeout: float = 30.0, what: str = "condition"
 ) -> Any:
-    """Wait for the worker to get there; the receiver answers long before it does."""
+    """Wait for the worker to get there; the receiver answers long before it does. `check`
+    may be a coroutine function."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = check()
+        if inspect.isawaitable(value):
+            value = await value
         if value:
             return value
         await asyncio.sleep(0.05)
