@@ -1,42 +1,100 @@
-"""The project's one token estimator.
+"""The project's one token estimator, calibrated per kind of text.
 
 A characters-per-token heuristic (tokenizers such as tiktoken download vocabularies at run
-time and fail offline), corrected from the usage providers report: every call tells us how
-many characters we sent and how many tokens the provider counted, and the ratio follows.
+time and fail offline), with one ratio per kind of text, because tokenizers count kinds
+differently: code (symbols, short identifiers, indentation) runs about 3.6-4.1 characters a
+token, English prose 4.2-4.7, JSON schemas nearer 3. Text is split into kinds line by line
+(`kinds_of`); a line of words with few symbols is prose, anything else is code.
+
+Every call tells us what we sent (per kind) and how many input tokens the provider counted;
+`observe` moves the ratios toward what the provider counts (normalised least mean squares
+on the per-kind tokens-per-character, so mixtures that differ from call to call tell the
+kinds apart). `margin` is the share of a budget kept free for the estimator's recent error.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import threading
+from collections.abc import Mapping
+from typing import Literal
 
-# Code and English prose average 3.5-4 characters per token on current tokenizers; start
-# a little low so early estimates err on the side of "bigger", which keeps budgets safe.
-DEFAULT_CHARS_PER_TOKEN = 3.5
+TextKind = Literal["code", "prose", "data"]
+KINDS: tuple[TextKind, ...] = ("code", "prose", "data")
+# Starting ratios, a little under what tokenizers measure, so that before any usage is
+# observed an estimate errs on the side of "bigger" (a budget stays safe).
+DEFAULT_RATIOS: dict[TextKind, float] = {"code": 3.7, "prose": 4.2, "data": 3.0}
+DEFAULT_CHARS_PER_TOKEN = DEFAULT_RATIOS["code"]
 MIN_CHARS_PER_TOKEN = 1.2
 MAX_CHARS_PER_TOKEN = 8.0
+DEFAULT_ERROR = 0.02  # the assumed relative error before any usage is observed
+MIN_MARGIN, MAX_MARGIN = 0.03, 0.10
+
+_SYMBOLS = re.compile(r"[{}()\[\];=<>&|$@\\^~`*+]")
+_LETTERS = re.compile(r"[A-Za-z]")
+_GUTTER = re.compile(r"^ *\d+ [-+ ]")
+
+
+def line_kind(line: str) -> TextKind:
+    """Prose: at least four words, mostly letters, at most one code symbol per 25
+    characters; a diff gutter line or anything else is code."""
+    stripped = line.strip()
+    if len(stripped) < 16 or _GUTTER.match(line):
+        return "code"
+    if stripped.count(" ") < 3:
+        return "code"
+    letters = len(_LETTERS.findall(stripped))
+    if letters < 0.7 * (len(stripped) - stripped.count(" ")):
+        return "code"
+    return "prose" if len(_SYMBOLS.findall(stripped)) * 25 <= len(stripped) else "code"
+
+
+def kinds_of(text: str) -> dict[TextKind, int]:
+    """Characters of `text` per kind (each line with its newline)."""
+    counts: dict[TextKind, int] = {"code": 0, "prose": 0, "data": 0}
+    if not text:
+        return counts
+    for line in text.split("\n"):
+        counts[line_kind(line)] += len(line) + 1
+    counts["code"] -= 1  # the last line has no newline after it
+    if counts["code"] < 0:
+        counts["prose"] += counts["code"]
+        counts["code"] = 0
+    return counts
 
 
 class TokenEstimator:
-    """Estimates tokens from characters; `observe` calibrates it from reported usage."""
+    """Estimates tokens from text; `observe` calibrates it from reported usage."""
 
     def __init__(
         self,
-        chars_per_token: float = DEFAULT_CHARS_PER_TOKEN,
+        chars_per_token: float | Mapping[TextKind, float] | None = None,
         *,
         smoothing: float = 0.3,
-        default_margin: float = 0.15,
+        default_margin: float | None = None,
     ) -> None:
-        self._ratio = chars_per_token
+        if chars_per_token is None:
+            ratios = dict(DEFAULT_RATIOS)
+        elif isinstance(chars_per_token, (int, float)):
+            ratios = dict.fromkeys(KINDS, float(chars_per_token))
+        else:
+            ratios = {**DEFAULT_RATIOS, **chars_per_token}
+        # Tokens per character, per kind: what the estimate multiplies and `observe` fits.
+        self._rate = {k: 1.0 / ratios[k] for k in KINDS}
         self._smoothing = smoothing
         # Relative error of recent estimates: how much headroom a budget must keep.
-        self._error = default_margin
+        self._error = DEFAULT_ERROR if default_margin is None else default_margin / 1.5
         self._observations = 0
         self._lock = threading.Lock()
 
     @property
     def chars_per_token(self) -> float:
-        return self._ratio
+        """The code ratio: what a count of characters of unknown kind is estimated at."""
+        return 1.0 / self._rate["code"]
+
+    def ratio(self, kind: TextKind) -> float:
+        return 1.0 / self._rate[kind]
 
     @property
     def observations(self) -> int:
@@ -44,27 +102,40 @@ class TokenEstimator:
 
     @property
     def margin(self) -> float:
-        """Fraction of a budget to keep free for the estimator's error (5%..30%)."""
-        return min(max(self._error * 1.5, 0.05), 0.3)
+        """Fraction of a budget to keep free for the estimator's error (3%..10%)."""
+        return min(max(self._error * 1.5, MIN_MARGIN), MAX_MARGIN)
 
     def estimate(self, text: str) -> int:
-        return self.estimate_chars(len(text))
+        return self.estimate_kinds(kinds_of(text))
 
-    def estimate_chars(self, chars: int) -> int:
+    def estimate_kinds(self, chars: Mapping[TextKind, int]) -> int:
+        total = sum(self._rate[k] * n for k, n in chars.items() if n > 0)
+        return math.ceil(total - 1e-9) if total > 0 else 0
+
+    def estimate_chars(self, chars: int, kind: TextKind = "code") -> int:
         if chars <= 0:
             return 0
-        return math.ceil(chars / self._ratio)
+        return math.ceil(chars * self._rate[kind] - 1e-9)
 
-    def observe(self, chars: int, reported_tokens: int) -> None:
-        """Fold one (characters sent, tokens the provider counted) pair into the ratio."""
-        if chars < 200 or reported_tokens <= 0:
+    def observe(self, chars: int | Mapping[TextKind, int], reported_tokens: int) -> None:
+        """Fold one (characters sent, tokens the provider counted) pair into the ratios;
+        `chars` is a count (taken as code) or characters per kind."""
+        given: Mapping[TextKind, int] = {"code": chars} if isinstance(chars, int) else chars
+        sent = {k: n for k, n in given.items() if n > 0}
+        total = sum(sent.values())
+        if total < 200 or reported_tokens <= 0:
             return  # tiny calls are dominated by fixed overhead tokens
-        observed = min(max(chars / reported_tokens, MIN_CHARS_PER_TOKEN), MAX_CHARS_PER_TOKEN)
         with self._lock:
-            predicted = math.ceil(chars / self._ratio)
-            error = abs(predicted - reported_tokens) / reported_tokens
-            self._error += self._smoothing * (error - self._error)
-            self._ratio += self._smoothing * (observed - self._ratio)
+            predicted = sum(self._rate[k] * n for k, n in sent.items())
+            self._error += self._smoothing * (
+                abs(predicted - reported_tokens) / reported_tokens - self._error
+            )
+            # Normalised LMS: move each kind's rate in proportion to its share of the text.
+            squares = sum(n * n for n in sent.values())
+            step = self._smoothing * (reported_tokens - predicted) / squares
+            for kind, n in sent.items():
+                rate = self._rate[kind] + step * n
+                self._rate[kind] = min(max(rate, 1 / MAX_CHARS_PER_TOKEN), 1 / MIN_CHARS_PER_TOKEN)
             self._observations += 1
 
 

@@ -6,8 +6,11 @@ discover related material, pack. No network I/O here: files come through `read_f
 
 from __future__ import annotations
 
+import itertools
 import math
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from bot.context.classify import exclusion, glob_match, is_test_path, language_of
 from bot.context.diff import Hunk, ParsedFile, decode_diff, parse_diff
@@ -18,19 +21,56 @@ from bot.context.models import (
     Omitted,
     PullRequestMeta,
     ReadFile,
+    Section,
     Signals,
 )
-from bot.context.pack import Item, Packer, chunk_lines
+from bot.context.pack import (
+    CHUNK_LINES,
+    NOT_INCLUDED_HEADING,
+    Item,
+    Packer,
+    chunk_lines,
+    not_included,
+    title_text,
+)
 from bot.context.prose import clean_untrusted, show_bidi
 from bot.context.redact import Redactor
-from bot.context.related import FileReader, Related, discover, guidance
+from bot.context.related import FileReader, Named, Related, discover, guidance, named_paths
 from bot.context.signals import compute_signals, file_areas
-from bot.context.widen import Span, widen
+from bot.context.widen import widen
 from bot.tokens import TokenEstimator, default_estimator
 
 DEFAULT_BUDGET = 60_000
 MAX_HEAD_READS = 300
 DESCRIPTION_SHARE = 0.1  # of the usable budget, at most
+GUIDANCE_SHARE = 0.15  # of the usable budget, at most, for README, CONTRIBUTING, ADRs...
+NOT_INCLUDED_SHARE = 0.03  # kept for the "Not included" list
+NOT_INCLUDED_MIN = 100  # tokens
+NOT_INCLUDED_SLACK = 8  # tokens: the second packing's list may differ a little
+EXTEND_LINES = 3  # more context lines from the head on each side of every hunk
+EXTEND_WHEN = 0.6  # ...when the diff without them takes at most this share of the budget
+CODE_CHUNK_LINES = 25
+LISTING_FILES = 40
+# What a chunk is worth, before its file's weight and its own factor: a hunk of the diff
+# first, then the code around it (falling with distance), files the change names by path,
+# related files and the relevant parts of guidance, then the rest of the changed files.
+DIFF_VALUE = 100.0
+CODE_VALUE = 45.0
+NAMED_VALUE = 40.0
+GUIDE_VALUE = 25.0
+RELATED_VALUE = 25.0
+RELATED_DECAY = 0.97
+REST_VALUE = 20.0
+HUNK_DECAY = 0.93  # each further hunk of a file, in order of value: breadth before depth
+RANK_DECAY = 0.98
+TEST_WEIGHT = 0.45
+EXCLUDED_WEIGHT = 0.1  # a lock file's small change; generated files when nothing else changed
+SMALL_LOCK_CHANGE = 20  # changed lines
+_COMMON_PATH_WORDS = frozenset(
+    {"src", "lib", "main", "test", "tests", "index", "init", "__init__", "utils", "util",
+     "common", "core", "internal", "github", "workflows", "docs", "readme", "json", "yaml",
+     "yml", "python", "java", "scripts"}
+)  # fmt: skip
 _EXCLUSION_REASONS = {
     "lock": "lock file",
     "generated": "generated file",
@@ -68,8 +108,9 @@ async def build_context(
     areas_of = {f.path: file_areas(f) for f in files}
     signals = compute_signals(files, heads, areas_of)
     ranked = _rank(files, signals, areas_of)
-    sendable = [f for f in ranked if f.info.excluded is None and not f.info.binary]
-    if not sendable:  # nothing else to read: generated, vendored and lock files go in
+    sendable = [f for f in ranked if _sent(f)]
+    if not [f for f in sendable if f.info.excluded is None]:
+        # Nothing else to read: generated, vendored and lock files go in.
         sendable = [f for f in ranked if not f.info.binary]
     # paths.ignore means "not this": not as related material either.
     visible = [p for p in repo_files if not _ignored(p, ignore_globs)]
@@ -79,31 +120,90 @@ async def build_context(
     guide_reader = reader if guidance_from is None else FileReader(guidance_from.read, redactor)
     guide_texts = await guide_reader.texts([r.path for r in guides])
     usable = budget_tokens - math.ceil(budget_tokens * estimator.margin)
-    packer = Packer(estimator, usable)
-    packer.omitted += _listed_not_sent(ranked, sendable)
     title = clean_untrusted(meta.title, redactor)
-    packer.tier(_description(meta, redactor), share=max(int(usable * DESCRIPTION_SHARE), 200))
-    packer.tier([_diff_item(f) for f in sendable])
-    packer.tier([i for f in sendable if (i := _code_item(f, heads)) is not None])
-    packer.tier([_file_item(r, texts[r.path]) for r in related if texts.get(r.path)])
-    packer.tier([_file_item(r, guide_texts[r.path]) for r in guides if guide_texts.get(r.path)])
-    failures = {**reader.failures, **guide_reader.failures}
-    packer.omitted += [
-        Omitted(path=p, reason=f"could not be read ({kind})") for p, kind in failures.items()
+    weights = _weights(sendable)
+    named = named_paths(sendable, visible)
+    named_texts = await reader.texts([n.path for n in named if n.kind != "listing"])
+    diffs = [_diff_item(f, heads, weights[f.path], signals, extend=False) for f in sendable]
+    # Each hunk gets more context lines from the head only when the diff leaves room: under
+    # pressure, more hunks matter more than longer ones.
+    extend = sum(estimator.estimate("".join(i.chunks)) for i in diffs) <= EXTEND_WHEN * usable
+    if extend:
+        diffs = [_diff_item(f, heads, weights[f.path], signals, extend=True) for f in sendable]
+    items: list[Item] = diffs + [
+        i for f in sendable if (i := _code_item(f, heads, weights[f.path], extend)) is not None
     ]
+    items += _named_items(named, named_texts, visible)
+    items += [
+        _file_item(r, texts[r.path], RELATED_VALUE * RELATED_DECAY**n)
+        for n, r in enumerate(r for r in related if texts.get(r.path))
+    ]
+    words = _change_words([f.path for f in files])
+    items += [
+        _guide_item(r, guide_texts[r.path], words, n)
+        for n, r in enumerate(r for r in guides if guide_texts.get(r.path))
+    ]
+    failures = {**reader.failures, **guide_reader.failures}
+    unread = [Omitted(path=p, reason=f"could not be read ({kind})") for p, kind in failures.items()]
+    plan = _Plan(
+        estimator,
+        usable - estimator.estimate(title_text(title)),
+        _description(meta, redactor),
+        items,
+        _listed_not_sent(ranked, sendable),
+        unread,
+    )
+    # The "Not included" list is charged: a first packing keeps a share for it; a second
+    # keeps what the list then takes, so the room it did not need goes to the context.
+    sections, omitted, room = plan.pack(max(NOT_INCLUDED_MIN, int(usable * NOT_INCLUDED_SHARE)))
+    needed = _listing_tokens(omitted, estimator) + NOT_INCLUDED_SLACK
+    if needed < room:
+        sections, omitted, _ = plan.pack(needed)
     return BuiltContext(
         title=title,
-        sections=packer.sections,
-        omitted=packer.omitted,
+        sections=sections,
+        omitted=omitted,
         signals=signals,
         redactions=redactor.total,
         redaction_kinds=dict(sorted(redactor.counts.items())),
-        tokens=sum(s.tokens for s in packer.sections),
+        tokens=sum(s.tokens for s in sections),
         budget=budget_tokens,
         usable=usable,
         files=[f.info for f in files],
         changed_lines=_changed_lines(files),
     )
+
+
+@dataclass
+class _Plan:
+    """Everything to pack, packed for a given room for the "Not included" list."""
+
+    estimator: TokenEstimator
+    usable: int  # the budget less the margin and the title block
+    description: list[Item]
+    items: list[Item]
+    listed: list[Omitted]  # changed files listed, not sent
+    unread: list[Omitted]
+
+    def pack(self, room: int) -> tuple[list[Section], list[Omitted], int]:
+        """The sections, the omitted list as sent, and the room it was packed with."""
+        packer = Packer(self.estimator, self.usable)
+        kept = packer.reserve(room)
+        legend = packer.reserve(self.estimator.estimate(f"; {GUTTER_LEGEND}"))
+        packer.omitted += self.listed
+        share = max(int(self.usable * DESCRIPTION_SHARE), 200)
+        packer.tier(self.description, share=share)
+        packer.by_value(self.items, caps={"guidance": int(self.usable * GUIDANCE_SHARE)})
+        packer.omitted += self.unread
+        omitted = not_included(packer.omitted, self.estimator, kept + packer.left)
+        return _with_legend(packer.sections, legend), omitted, kept
+
+
+def _listing_tokens(omitted: list[Omitted], estimator: TokenEstimator) -> int:
+    if not omitted:
+        return 0
+    lines = "".join(f"- {o.path}: {o.reason}\n" for o in omitted)
+    return estimator.estimate(f"{NOT_INCLUDED_HEADING}\n{lines}")
 
 
 def _changed_lines(files: list[ParsedFile]) -> dict[str, list[tuple[int, int]]]:
@@ -214,6 +314,17 @@ def _rank(
     return sorted(files, key=score)
 
 
+def _sent(parsed: ParsedFile) -> bool:
+    """Ordinary files are sent; of the excluded, a lock file's small change too (a new
+    dependency is one line of it; reviewers comment on that line), at the lowest value."""
+    info = parsed.info
+    if info.binary:
+        return False
+    if info.excluded == "lock":
+        return info.added + info.deleted <= SMALL_LOCK_CHANGE
+    return info.excluded is None
+
+
 def _listed_not_sent(ranked: list[ParsedFile], sendable: list[ParsedFile]) -> list[Omitted]:
     sent = {f.path for f in sendable}
     omitted = []
@@ -260,25 +371,147 @@ def _bullet(text: str) -> str:
     return "\n".join([f"- {first}", *(f"  {line}" for line in rest)])
 
 
-# Said once in every diff section's heading, so a model reads the gutter right.
+# Said once, in the first diff section's heading, so a model reads the gutter right.
 GUTTER_LEGEND = (
     "gutter: the new-side line number of + and context lines (cite these), the old-side "
     "number of - lines"
 )
 
 
-def _diff_item(parsed: ParsedFile) -> Item:
-    chunks = [show_bidi("".join(f"{line}\n" for line in parsed.header))] if parsed.header else []
-    unit_of = [0] * len(chunks)
-    width = _gutter_width(parsed.hunks)
-    for done, hunk in enumerate(parsed.hunks, start=1):
+def _with_legend(sections: list[Section], legend: int) -> list[Section]:
+    """The gutter explained once, in the first diff section's heading (its cost reserved)."""
+    for n, section in enumerate(sections):
+        if section.kind == "diff":
+            why = f"{section.why}; {GUTTER_LEGEND}"
+            first = section.model_copy(update={"why": why, "tokens": section.tokens + legend})
+            return [*sections[:n], first, *sections[n + 1 :]]
+    return sections
+
+
+def _diff_item(
+    parsed: ParsedFile, heads: dict[str, str], weight: float, signals: Signals, *, extend: bool
+) -> Item:
+    """The file's diff, one hunk after another, each hunk extended by `EXTEND_LINES` lines
+    of the head on either side (git's own three are often too few to read a change), and
+    valued by what it changes (see `hunk_value`)."""
+    head = heads.get(parsed.path)
+    lines = head.split("\n") if head is not None and extend else None
+    hunks = extend_hunks(parsed.hunks, lines)
+    risky = {p.line for p in signals.risky_patterns if p.path == parsed.path}
+    lead = show_bidi("".join(f"{line}\n" for line in parsed.header)) if parsed.header else ""
+    chunks: list[str] = []
+    unit_of: list[int] = []
+    values: list[float] = []
+    chained: list[bool] = []
+    width = _gutter_width(hunks)
+    factors = [hunk_value(h, parsed.info.language, risky) for h in hunks]
+    place = {n: k for k, n in enumerate(sorted(range(len(hunks)), key=lambda n: -factors[n]))}
+    for done, hunk in enumerate(hunks, start=1):
         body = numbered_lines(hunk, width)
         pieces = [show_bidi(c) for c in chunk_lines([hunk.header, *body])]
+        value = DIFF_VALUE * weight * factors[done - 1] * HUNK_DECAY ** place[done - 1]
         chunks += pieces
         unit_of += [done - 1] * (len(pieces) - 1) + [done]
+        values += [value * 0.98**k for k in range(len(pieces))]
+        chained += [False] + [True] * (len(pieces) - 1)
+    if not chunks and lead:  # a mode change, a rename without edits: the header is all
+        chunks, unit_of, values, chained, lead = [lead], [0], [DIFF_VALUE * weight], [False], ""
     return Item(
-        "diff", parsed.path, _diff_why(parsed.info), chunks, "hunks", len(parsed.hunks), unit_of
+        "diff",
+        parsed.path,
+        _diff_why(parsed.info),
+        chunks,
+        "hunks",
+        len(hunks),
+        unit_of,
+        values,
+        chained,
+        lead=lead,
     )
+
+
+def extend_hunks(hunks: list[Hunk], head: list[str] | None) -> list[Hunk]:
+    """Each hunk with up to `EXTEND_LINES` more context lines from the head above and below,
+    never reaching into its neighbour (a pure-deletion diff or a missing head: as is)."""
+    if head is None or not hunks:
+        return hunks
+    out: list[Hunk] = []
+    for n, hunk in enumerate(hunks):
+        if any(line[:1] not in ("+", "-", " ", "\\", "") for line in hunk.lines):
+            return hunks  # an unusual body: keep the diff exactly as git wrote it
+        floor = out[-1].target_start + out[-1].target_length if out else 1
+        after = hunks[n + 1].target_start - EXTEND_LINES if n + 1 < len(hunks) else len(head) + 1
+        start = max(hunk.target_start - EXTEND_LINES, floor, 1)
+        end = hunk.target_start + hunk.target_length  # first head line after the hunk
+        stop = min(end + EXTEND_LINES, max(after, end), len(head) + 1)
+        if hunk.target_length == 0 or end - 1 > len(head):
+            out.append(hunk)
+            continue
+        above = [f" {head[i - 1]}" for i in range(start, hunk.target_start)]
+        below = [f" {head[i - 1]}" for i in range(end, stop)]
+        if hunk.lines and hunk.lines[-1].startswith("\\"):
+            below = []  # nothing follows "\\ No newline at end of file"
+        grown = Hunk(
+            header=hunk.header,
+            source_start=hunk.source_start - len(above),
+            source_length=hunk.source_length + len(above) + len(below),
+            target_start=hunk.target_start - len(above),
+            target_length=hunk.target_length + len(above) + len(below),
+            lines=[*above, *hunk.lines, *below],
+        )
+        grown.header = _header(grown, hunk.header)
+        out.append(grown)
+    return out
+
+
+def _header(hunk: Hunk, old: str) -> str:
+    section = old.split("@@", 2)[2] if old.count("@@") >= 2 else ""
+    return (
+        f"@@ -{hunk.source_start},{hunk.source_length} "
+        f"+{hunk.target_start},{hunk.target_length} @@{section}"
+    )
+
+
+_IMPORT = re.compile(
+    r"^\s*(?:import\b|from\s+\S+\s+import\b|#\s*include\b|using\s+[\w.]+;|package\s|require\b"
+    r"|use\s+[\w:]+|export\s+\*\s+from|export\s+\{[^}]*\}\s+from|\)\s*$|\(\s*$"
+    r"|\"[\w./-]+\"\s*$|[\w.]+\s+\"[\w./-]+\"\s*$|const\s+\w+\s*=\s*require\()"
+)
+_COMMENT = re.compile(r"^\s*(?:#(?!include)|//|/\*|\*|<!--|--\s|;;)")
+_LOGIC = re.compile(
+    r"\b(?:if|else|elif|for|while|return|raise|throw|catch|except|try|finally|await|yield|"
+    r"switch|case|select|defer|go|break|continue|goto|unless|match|when|lock|unsafe)\b|[=!<>]=|&&|\|\|"
+)
+
+
+def hunk_value(hunk: Hunk, language: str | None, risky: set[int]) -> float:
+    """How much a reviewer needs the hunk, relative to an ordinary change (1.0): a risky
+    pattern or changed control flow first; imports, comments and formatting last."""
+    number = hunk.target_start
+    added: list[tuple[int, str]] = []
+    removed: list[str] = []
+    for line in hunk.lines:
+        kind = line[:1]
+        if kind == "+":
+            added.append((number, line[1:]))
+        elif kind == "-":
+            removed.append(line[1:])
+        if kind not in ("-", "\\"):
+            number += 1
+    changed = [t for _, t in added] + removed
+    if any(n in risky for n, _ in added):
+        return 1.6
+    if not any(t.strip() for t in changed):
+        return 0.2  # blank lines only
+    squeeze = "".join
+    if sorted(squeeze(t.split()) for t in removed) == sorted(squeeze(t.split()) for _, t in added):
+        return 0.25  # formatting only: the same text in other whitespace
+    meaningful = [t for t in changed if t.strip()]
+    if all(_COMMENT.match(t) for t in meaningful):
+        return 0.5
+    if language is not None and all(_IMPORT.match(t) for t in meaningful):
+        return 0.35
+    return 1.25 if any(_LOGIC.search(t) for t in meaningful) else 1.0
 
 
 def _gutter_width(hunks: list[Hunk]) -> int:
@@ -323,36 +556,139 @@ def _diff_why(info: ChangedFile) -> str:
     if info.old_path:
         parts.append(f"from {info.old_path}")
     parts.append(f"+{info.added} -{info.deleted}")
-    if info.excluded:
+    if info.excluded == "lock" and info.added + info.deleted <= SMALL_LOCK_CHANGE:
+        parts.append("lock file, a small change: sent")
+    elif info.excluded:
         parts.append(f"{_EXCLUSION_REASONS[info.excluded]}, sent because nothing else changed")
     if info.non_utf8:
         parts.append("not valid UTF-8")
     if info.parse_error:
         parts.append("malformed diff")
-    return ", ".join(parts) + f"; {GUTTER_LEGEND}"
+    return ", ".join(parts)
 
 
-def _code_item(parsed: ParsedFile, heads: dict[str, str]) -> Item | None:
+def _code_item(
+    parsed: ParsedFile, heads: dict[str, str], weight: float, extended: bool
+) -> Item | None:
+    """The head's lines the diff does not show, in runs of at most `CODE_CHUNK_LINES`: those
+    of the enclosing definitions (`widen`) valued by nearness to the change, then the rest
+    of the file, valued lower and falling with distance. Each run says where it starts."""
     text = heads.get(parsed.path)
     if text is None or parsed.info.change == "added":
         return None  # an added file is all in its diff
-    spans = widen(parsed.path, parsed.info.language, text, _changed_ranges(parsed.hunks))
-    shown = [(h.target_start, h.target_start + h.target_length - 1) for h in parsed.hunks]
-    # A span the diff already shows whole adds nothing.
-    spans = [s for s in spans if not any(a <= s.start and s.end <= b for a, b in shown)]
-    if not spans:
-        return None
     lines = text.split("\n")
-    chunks: list[str] = []
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    changes = _changed_ranges(parsed.hunks)
+    if not changes:
+        return None
+    spans = widen(parsed.path, parsed.info.language, text, changes)
+    in_diff: set[int] = set()
+    for hunk in extend_hunks(parsed.hunks, lines if extended else None):
+        in_diff.update(range(hunk.target_start, hunk.target_start + hunk.target_length))
+    near: set[int] = set()
+    label_of: dict[int, str] = {}
     for span in spans:
-        body = lines[span.start - 1 : span.end]
-        chunks += [show_bidi(c) for c in chunk_lines([_caption(span), *body])]
-    labels = "; ".join(dict.fromkeys(s.label for s in spans))
-    return Item("code", parsed.path, f"around the change: {labels}"[:300], chunks)
+        for number in range(span.start, span.end + 1):
+            near.add(number)
+            label_of.setdefault(number, span.label)
+    runs = _runs([n for n in range(1, len(lines) + 1) if n not in in_diff], near)
+    if not runs:
+        return None
+    chunks, values, gaps, joined = [], [], [], []
+    previous = -1
+    for first, last, widened in runs:
+        distance = min(
+            min(abs(first - a), abs(last - b), 0 if first <= b and a <= last else 1 << 30)
+            for a, b in changes
+        )
+        if widened:
+            value = CODE_VALUE * weight / (1 + distance / 25)
+            label = label_of.get(first, "enclosing code")
+        else:
+            value = REST_VALUE * weight / (1 + distance / 80)
+            label = "the rest of the file"
+        chunks.append(show_bidi("".join(f"{line}\n" for line in lines[first - 1 : last])))
+        values.append(value)
+        gaps.append(f"@@ lines {first}-{last} at head: {label} @@\n")
+        joined.append(first == previous + 1)
+        previous = last
+    # The rest of the file comes nearest first: a run needs the one next to it on the side
+    # of its nearest change.
+    needs = [_toward_change(n, runs, joined, changes) for n in range(len(runs))]
+    labels = "; ".join(dict.fromkeys(s.label for s in spans)) or "the rest of the file"
+    return Item(
+        "code",
+        parsed.path,
+        f"around the change: {labels}"[:300],
+        chunks,
+        units=sum(last - first + 1 for first, last, _ in runs),
+        unit_of=_cumulative([last - first + 1 for first, last, _ in runs]),
+        values=values,
+        chained=[False] * len(chunks),
+        gaps=gaps,
+        joined=joined,
+        needs=needs,
+    )
 
 
-def _caption(span: Span) -> str:
-    return f"@@ lines {span.start}-{span.end} at head: {span.label} @@"
+def _toward_change(
+    n: int,
+    runs: list[tuple[int, int, bool]],
+    joined: list[bool],
+    changes: list[tuple[int, int]],
+) -> int:
+    """The index of the run next to run `n` on the side of its nearest change (-1: none,
+    or run `n` is itself part of the code around a change)."""
+    first, last, widened = runs[n]
+    if widened:
+        return -1
+    a, b = min(changes, key=lambda c: min(abs(first - c[1]), abs(last - c[0])))
+    if last < a and n + 1 < len(runs) and joined[n + 1]:
+        return n + 1
+    if first > b and n > 0 and joined[n]:
+        return n - 1
+    return -1
+
+
+def _runs(numbers: list[int], near: set[int]) -> list[tuple[int, int, bool]]:
+    """Consecutive line numbers as runs of at most `CODE_CHUNK_LINES`, a run never mixing
+    widened (`near`) and other lines: [(first, last, widened), ...]."""
+    runs: list[tuple[int, int, bool]] = []
+    for number in numbers:
+        widened = number in near
+        if runs:
+            first, last, kind = runs[-1]
+            if number == last + 1 and kind == widened and last - first + 1 < CODE_CHUNK_LINES:
+                runs[-1] = (first, number, kind)
+                continue
+        runs.append((number, number, widened))
+    return runs
+
+
+def _cumulative(sizes: list[int]) -> list[int]:
+    out, total = [], 0
+    for size in sizes:
+        total += size
+        out.append(total)
+    return out
+
+
+def _weights(ranked: list[ParsedFile]) -> dict[str, float]:
+    """How much each file's material is worth, from its rank: source files by rank; tests
+    after the source they test (a test file weighs less than any source file near it)."""
+    weights: dict[str, float] = {}
+    source = test = 0
+    for parsed in ranked:
+        if parsed.info.excluded is not None:
+            weights[parsed.path] = EXCLUDED_WEIGHT
+        elif parsed.info.is_test:
+            weights[parsed.path] = TEST_WEIGHT * RANK_DECAY**test
+            test += 1
+        else:
+            weights[parsed.path] = max(RANK_DECAY**source, 0.5)
+            source += 1
+    return weights
 
 
 def _changed_ranges(hunks: list[Hunk]) -> list[tuple[int, int]]:
@@ -372,6 +708,90 @@ def _changed_ranges(hunks: list[Hunk]) -> list[tuple[int, int]]:
     return ranges
 
 
-def _file_item(related: Related, text: str) -> Item:
+def _file_item(related: Related, text: str, value: float) -> Item:
+    """A related file from its top, each chunk after the first worth less (the first
+    lines of many files before the bulk of one)."""
     lines = text.removesuffix("\n").split("\n")
-    return Item(related.kind, related.path, related.why, chunk_lines(lines))
+    chunks = chunk_lines(lines)
+    return Item(
+        related.kind,
+        related.path,
+        related.why,
+        chunks,
+        values=[value * 0.8**k for k in range(len(chunks))],
+        chained=[False] + [True] * (len(chunks) - 1),
+    )
+
+
+def _change_words(paths: list[str]) -> set[str]:
+    """The words of the changed paths (directories, file stems) a guidance section can
+    mention, lower-cased; common words left out."""
+    words: set[str] = set()
+    for path in paths:
+        for part in re.split(r"[/._-]+", path.lower()):
+            if len(part) >= 4 and part not in _COMMON_PATH_WORDS:
+                words.add(part)
+    return words
+
+
+def _guide_item(related: Related, text: str, words: set[str], rank: int) -> Item:
+    """A guidance document in parts (its Markdown sections, at most 50 lines each): the
+    parts that mention what the change touches first, then the rest from the top."""
+    lines = text.removesuffix("\n").split("\n")
+    parts = _sections(lines)
+    chunks, values, gaps = [], [], []
+    for n, (first, last) in enumerate(parts):
+        body = "\n".join(lines[first - 1 : last]).lower()
+        hits = sum(1 for w in words if w in body)
+        value = GUIDE_VALUE * (0.9**rank) * (0.97**n) * (2.0 if hits else 1.0)
+        chunks.append("".join(f"{line}\n" for line in lines[first - 1 : last]))
+        values.append(value)
+        gaps.append(f"@@ lines {first}-{last} @@\n")
+    return Item(
+        related.kind,
+        related.path,
+        related.why,
+        chunks,
+        values=values,
+        chained=[False] * len(chunks),
+        gaps=gaps,
+        joined=[False] + [True] * (len(chunks) - 1),
+    )
+
+
+def _sections(lines: list[str]) -> list[tuple[int, int]]:
+    """Line ranges of a Markdown text's sections (split at headings), each at most
+    `CHUNK_LINES` lines."""
+    starts = [1] + [n for n, line in enumerate(lines, start=1) if n > 1 and line.startswith("#")]
+    bounds = [*starts, len(lines) + 1]
+    out: list[tuple[int, int]] = []
+    for first, nxt in itertools.pairwise(bounds):
+        for start in range(first, nxt, CHUNK_LINES):
+            out.append((start, min(start + CHUNK_LINES, nxt) - 1))
+    return [r for r in out if r[0] <= r[1]]
+
+
+def _named_items(named: list[Named], texts: dict[str, str], visible: list[str]) -> list[Item]:
+    """Files the change names by path (their top first), and directories it names (a
+    listing of their files)."""
+    items = []
+    for entry in named:
+        if entry.kind == "listing":
+            inside = sorted(p for p in visible if p.startswith(entry.path.rstrip("/") + "/"))
+            shown = inside[:LISTING_FILES]
+            more = len(inside) - len(shown)
+            lines = [*shown, *([f"[... and {more:,} more files]"] if more else [])]
+            items.append(
+                Item(
+                    "related",
+                    entry.path.rstrip("/") + "/",
+                    f"directory {entry.why}: its files",
+                    ["".join(f"{line}\n" for line in lines)],
+                    values=[NAMED_VALUE],
+                    chained=[False],
+                )
+            )
+        elif entry.path in texts:
+            related = Related(entry.path, "related", entry.why)
+            items.append(_file_item(related, texts[entry.path], NAMED_VALUE))
+    return items

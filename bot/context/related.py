@@ -328,3 +328,93 @@ def _applies(path: str, dirs: set[str]) -> bool:
     if name not in ("AGENTS.MD", "CLAUDE.MD") or not parent:
         return True
     return any(d == parent or d.startswith(parent + "/") for d in dirs)
+
+
+# --- paths the change names ------------------------------------------------------------
+
+MAX_NAMED_FILES = 8
+MAX_NAMED_LISTINGS = 4
+# A quoted path-like string: "client/src/locales", './i18n/index.js', 'docs/**/*.md'.
+_QUOTED_PATH = re.compile(r"""["'`]([\w@.${}*-]*/[\w@.${}*/ -]*|[\w@-]+\.[A-Za-z]{1,6})["'`]""")
+# A YAML list entry or mapping value that is a path (a workflow's `paths:`, a config key).
+_YAML_PATH = re.compile(r"""^\s*(?:-\s+|[\w.-]+:\s+)["']?([\w@.*-]+/[\w@.*/-]*)["']?\s*(?:#.*)?$""")
+
+
+@dataclass(frozen=True)
+class Named:
+    path: str
+    kind: Literal["file", "listing"]
+    why: str
+
+
+def named_paths(changed: list[ParsedFile], repo_files: Sequence[str]) -> list[Named]:
+    """Files and directories the added lines name literally, that exist at head and are not
+    changed themselves: a path in a string, a workflow's `paths:` entry, a config value.
+    Relative paths are tried from the changed file's directory, then from the root; a
+    template or glob is cut at its first wildcard (`locales/${lang}.json` names `locales`)."""
+    files = set(repo_files)
+    changed_paths = {f.path for f in changed}
+    dirs = _directories(repo_files)
+    found: dict[str, Named] = {}
+    for parsed in changed:
+        base = _parent(parsed.path)
+        for _, text in parsed.added_lines:
+            for literal in _literals(text):
+                for candidate in _candidates(literal, base):
+                    if candidate in changed_paths or candidate in found:
+                        break
+                    if candidate in files:
+                        found[candidate] = Named(candidate, "file", f"named in {parsed.path}")
+                        break
+                    if candidate in dirs:
+                        found[candidate] = Named(candidate, "listing", f"named in {parsed.path}")
+                        break
+    named = [n for n in found.values() if n.kind == "file"][:MAX_NAMED_FILES]
+    return named + [n for n in found.values() if n.kind == "listing"][:MAX_NAMED_LISTINGS]
+
+
+def _literals(text: str) -> list[str]:
+    out = [m.group(1) for m in _QUOTED_PATH.finditer(text)]
+    yaml = _YAML_PATH.match(text)
+    if yaml:
+        out.append(yaml.group(1))
+    return out
+
+
+def _candidates(literal: str, base: str) -> list[str]:
+    """Repository paths a literal may mean, most likely first."""
+    cut = re.split(r"[*${}]", literal, maxsplit=1)[0]
+    if cut != literal:  # a template or glob: the directory before the wildcard
+        cut = cut.rsplit("/", 1)[0] if "/" in cut else ""
+    cut = cut.strip().rstrip("/")
+    if not cut or cut in (".", ".."):
+        return []
+    out = []
+    if base and not cut.startswith("/"):
+        out.append(str(PurePosixPath(base) / cut))
+    out.append(cut.lstrip("/"))
+    return [_normal(c) for c in out if _normal(c)]
+
+
+def _normal(path: str) -> str:
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return ""
+            parts.pop()
+        else:
+            parts.append(part)
+    return "/".join(parts)
+
+
+def _directories(repo_files: Sequence[str]) -> set[str]:
+    dirs: set[str] = set()
+    for path in repo_files:
+        parent = _parent(path)
+        while parent and parent not in dirs:
+            dirs.add(parent)
+            parent = _parent(parent)
+    return dirs

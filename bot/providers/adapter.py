@@ -33,7 +33,7 @@ from bot.providers.capabilities import ModelCapabilities, cost_usd
 from bot.providers.errors import scrub
 from bot.providers.refs import ModelRef
 from bot.providers.schema import extract_json
-from bot.tokens import TokenEstimator
+from bot.tokens import TextKind, TokenEstimator, kinds_of
 
 log = structlog.get_logger(__name__)
 ErrorT = TypeVar("ErrorT", bound=ProviderError)
@@ -137,7 +137,7 @@ class Adapter(ABC):
                     model=self.ref,
                 ) from None
         latency_ms = int((time.monotonic() - started) * 1000)
-        self._estimator.observe(raw.sent_chars, raw.usage.total_input_tokens)
+        self._estimator.observe(sent_kinds(request, raw.sent_chars), raw.usage.total_input_tokens)
         return self._finish(request, raw, latency_ms)
 
     def _finish(
@@ -208,3 +208,14 @@ class Adapter(ABC):
         error.cost_usd = cost
         error.model = self.ref
         return error
+
+
+def sent_kinds(request: ModelCall[Any], sent_chars: int) -> dict[TextKind, int]:
+    """What a request sent, per kind of text: its system blocks and messages split line by
+    line; the rest of what the adapter counted (tool schemas, JSON framing) is data."""
+    kinds: dict[TextKind, int] = {"code": 0, "prose": 0, "data": 0}
+    for text in [*(b.text for b in request.system), *(m.content for m in request.messages)]:
+        for kind, n in kinds_of(text).items():
+            kinds[kind] += n
+    kinds["data"] = max(sent_chars - kinds["code"] - kinds["prose"], 0)
+    return kinds

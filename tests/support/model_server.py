@@ -151,9 +151,33 @@ _SINGLE_SLOT_KINDS: frozenset[ServerKind] = frozenset({"llama-cpp-python", "olla
 QUEUE_POLL_S = 0.05
 
 
+# A byte-pair tokenizer's pre-tokenizer (GPT-style): contractions, a word with its leading
+# space, up to three digits, a run of punctuation, whitespace.
+_PIECES = re.compile(
+    r"'(?:[sdmt]|ll|ve|re)| ?[A-Za-z]+| ?[0-9]{1,3}| ?[^\sA-Za-z0-9]+|\s+(?!\S)|\s+"
+)
+
+
 def count_tokens(text: str) -> int:
-    """The fake's tokenizer: deterministic, roughly four characters a token."""
-    return math.ceil(len(text) / 4)
+    """The fake's tokenizer, shaped like the real ones rather than a flat ratio: a word of up
+    to 7 letters (with its leading space) is one token and longer words one more per 6
+    letters, up to three digits are one token, punctuation runs cost a token per 2.5
+    characters, and a whitespace run (indentation) one token per 24 characters. On this
+    repository's Python that is 3.8 characters a token, on Go 3.6, on TSX 4.7, on English
+    Markdown 4.2-4.4: the spread real tokenizers show between code and prose."""
+    tokens = 0
+    for match in _PIECES.finditer(text):
+        piece = match.group(0)
+        word = piece.strip()
+        if not word:
+            tokens += 1 + len(piece) // 24
+        elif word[0].isalpha() or word[0] == "'":
+            tokens += 1 + max(len(word) - 7, 0) // 6
+        elif word[0].isdigit():
+            tokens += 1
+        else:
+            tokens += math.ceil(len(word) / 2.5)
+    return tokens
 
 
 def _canonical(value: object) -> str:

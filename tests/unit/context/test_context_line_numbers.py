@@ -75,14 +75,16 @@ def test_old_and_new_numbers_part_after_a_deletion() -> None:
     assert lines[-5:] == [" 100   keep", " 101 - gone1", " 102 - gone2", " 101   kept", ""]
 
 
-def test_the_gutter_is_explained_in_the_heading() -> None:
+def test_the_gutter_is_explained_once_in_the_first_diff_heading() -> None:
     built = build()
-    for s in built.sections:
-        if s.kind == "diff":
-            assert s.why.endswith(
-                "; gutter: the new-side line number of + and context lines (cite these), "
-                "the old-side number of - lines"
-            )
+    diffs = [s for s in built.sections if s.kind == "diff"]
+    assert len(diffs) == 2
+    legend = (
+        "; gutter: the new-side line number of + and context lines (cite these), "
+        "the old-side number of - lines"
+    )
+    assert diffs[0].why.endswith(legend)
+    assert legend not in diffs[1].why  # said once: not a hundred times on a large PR
 
 
 def test_the_gutter_is_charged_to_the_budget() -> None:

@@ -332,6 +332,29 @@ async def test_token_estimator_converges_on_reported_usage(models: FakeModelServ
     await reg.aclose()
 
 
+async def test_the_estimator_learns_code_and_prose_apart_from_the_usage_reported(
+    models: FakeModelServer,
+) -> None:
+    """Over HTTP: the adapter tells the estimator what it sent per kind of text, and the
+    usage the fake reports (counted like a real tokenizer) calibrates each kind."""
+    estimator = TokenEstimator(3.0)
+    reg = ProviderRegistry(make_settings(models), estimator=estimator)
+    adapter = reg.get(OPENAI)
+    code = "def handler(request):\n    return compute(request.body, retries=3)\n" * 80
+    prose = "The reviewer reads the change and explains what it means for users.\n" * 80
+    models.on(reply=Reply(text="ok"))
+    for n in range(16):
+        text = code * (n % 3) + prose * (2 - n % 3) or code
+        await adapter.call(
+            structured_call(output=None, messages=[Message(role="user", content=text)])
+        )
+    for text in (code, prose):
+        counted = models.count_tokens(text)
+        assert abs(estimator.estimate(text) - counted) / counted < 0.1, text[:20]
+    assert estimator.ratio("prose") > estimator.ratio("code") + 0.3
+    await reg.aclose()
+
+
 LONG_CONTEXT = "Context line describing the pull request in detail.\n" * 400  # ~5,000 tokens
 
 

@@ -1,0 +1,318 @@
+"""Golden-location coverage: does the packed context show the lines real reviewers commented on?
+
+AACR-Bench (github.com/alibaba/aacr-bench) lists public pull requests with the comments their
+reviewers left, each anchored to a file and a new-side line range. For each such comment
+this counts, at several context budgets:
+
+- covered: every line of the range is in the packed context (in the diff, the widened code
+  around it, or a file sent whole), at its head-side line number;
+- touched: at least one line of the range is;
+- file present: some part of the file is sent.
+
+The context is built exactly as a review builds it (`bot.context.build_context`, the
+repository's files at the PR's head, its guidance from the same tree), with the PR's URL
+as its title (the dataset carries no description). It also reports how much of each budget
+the context uses by the project's estimator: over all PRs, and the least over the PRs whose
+material did not all fit (where the budget binds, it should be 90-100%).
+
+Nothing fetched is kept in this repository. Get the data first (README, "Measured figures"):
+
+    git clone https://github.com/alibaba/aacr-bench ~/aacr/aacr-bench
+    git clone https://github.com/bluewave-labs/Checkmate ~/aacr/bluewave-labs+Checkmate
+    ...one clone per repository, named owner+name (a bare clone, or the .git inside, works)
+
+A PR whose commits a clone lacks is skipped and counted (`git fetch origin pull/N/head`
+brings a PR's head). The PRs of four repositories were used to tune the packing; the report
+gives them and every other PR found separately.
+
+Run: `python bench/coverage.py --aacr ~/aacr/aacr-bench --repos ~/aacr`.
+Writes bench/results/coverage.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bot.context import PullRequestMeta, build_context
+from bot.context.shown import shown_lines
+from bot.council.prompts import ContextSection, render_context
+from bot.tokens import TokenEstimator
+
+BUDGETS = (8_000, 16_000, 32_000, 60_000)
+# The repositories whose PRs the packing was tuned on (issue 11 names them).
+TUNED = frozenset(
+    {"bluewave-labs/Checkmate", "gofr-dev/gofr", "browser-use/browser-use", "wavetermdev/waveterm"}
+)
+
+
+@dataclass
+class Golden:
+    path: str
+    first: int
+    last: int
+    level: str  # the dataset's "context": Diff Level, File Level, Repo Level
+
+
+@dataclass
+class Sample:
+    url: str
+    repo: str
+    base: str
+    head: str
+    comments: list[Golden]
+
+
+@dataclass
+class Tally:
+    comments: int = 0
+    covered: int = 0
+    touched: int = 0
+    present: int = 0
+    prs: int = 0
+    use: list[float] = field(default_factory=list)  # estimated tokens / budget, per PR
+    # ...for the PRs whose material did not all fit (where the budget binds)
+    pressed: list[float] = field(default_factory=list)
+    by_level: dict[str, list[int]] = field(default_factory=dict)  # level -> [covered, all]
+
+    def row(self) -> dict[str, Any]:
+        n = max(self.comments, 1)
+        return {
+            "prs": self.prs,
+            "comments": self.comments,
+            "covered": round(self.covered / n, 4),
+            "touched": round(self.touched / n, 4),
+            "file_present": round(self.present / n, 4),
+            "budget_use_min": round(min(self.use), 3) if self.use else None,
+            "budget_use_max": round(max(self.use), 3) if self.use else None,
+            "pressed_prs": len(self.pressed),
+            "pressed_use_min": round(min(self.pressed), 3) if self.pressed else None,
+            "by_level": {k: f"{c}/{a}" for k, (c, a) in sorted(self.by_level.items())},
+        }
+
+
+class Tree:
+    """A repository's files at one commit, read through one `git cat-file --batch`."""
+
+    def __init__(self, git_dir: Path, commit: str) -> None:
+        self.git_dir, self.commit = git_dir, commit
+        listed = _git(git_dir, "ls-tree", "-r", "--name-only", "-z", commit)
+        self.files = [p for p in listed.split("\0") if p]
+        self._batch = subprocess.Popen(
+            ["git", "--git-dir", str(git_dir), "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+
+    async def read(self, path: str) -> bytes | None:
+        assert self._batch.stdin is not None and self._batch.stdout is not None
+        self._batch.stdin.write(f"{self.commit}:{path}\n".encode())
+        self._batch.stdin.flush()
+        header = self._batch.stdout.readline().split()
+        if len(header) < 3 or header[1] != b"blob":
+            return None
+        data = self._batch.stdout.read(int(header[2]))
+        self._batch.stdout.read(1)  # the newline after each object
+        return data
+
+    def close(self) -> None:
+        self._batch.kill()
+        self._batch.wait()
+
+
+def _git(git_dir: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "--git-dir", str(git_dir), *args], capture_output=True, check=True
+    )
+    return done.stdout.decode("utf-8", "replace")
+
+
+def _has(git_dir: Path, commit: str) -> bool:
+    done = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "cat-file", "-e", f"{commit}^{{commit}}"],
+        capture_output=True,
+    )
+    return done.returncode == 0
+
+
+def git_dir_of(repos: Path, repo: str) -> Path | None:
+    owner, name = repo.split("/")
+    for candidate in (
+        repos / f"{owner}+{name}" / "repo",
+        repos / f"{owner}+{name}",
+        repos / f"{owner}+{name}" / ".git",
+        repos / owner / name / ".git",
+        repos / owner / name,
+    ):
+        if (candidate / "HEAD").is_file() and (candidate / "objects").is_dir():
+            return candidate
+    return None
+
+
+def load(dataset: Path) -> list[Sample]:
+    samples = []
+    for entry in json.loads(dataset.read_text()):
+        url = entry["githubPrUrl"]
+        repo = "/".join(url.split("/")[3:5])
+        comments = [
+            Golden(
+                c["path"],
+                min(c["from_line"], c["to_line"]),
+                max(c["from_line"], c["to_line"]),
+                c.get("context", ""),
+            )
+            for c in entry["comments"]
+            if c.get("side", "right") == "right"
+        ]
+        samples.append(Sample(url, repo, entry["source_commit"], entry["target_commit"], comments))
+    return samples
+
+
+async def measure(
+    sample: Sample, git_dir: Path, budgets: Iterable[int]
+) -> dict[int, tuple[list[tuple[Golden, str]], float, bool]]:
+    """Per budget: each comment's outcome (covered / touched / present / absent) and the
+    share of the budget the rendered context uses by the estimator."""
+    # Three dots, as GitHub shows a pull request: from where the branch left its base.
+    diff = _git(git_dir, "diff", "--no-color", "--no-ext-diff", f"{sample.base}...{sample.head}")
+    tree = Tree(git_dir, sample.head)
+    try:
+        lengths: dict[str, int] = {}
+        for golden in sample.comments:
+            if golden.path not in lengths:
+                data = await tree.read(golden.path)
+                lengths[golden.path] = data.count(b"\n") + 1 if data is not None else 0
+        results = {}
+        for budget in budgets:
+            estimator = TokenEstimator()  # a fresh process's estimator: no calibration
+            built = await build_context(
+                PullRequestMeta(title=sample.url),
+                diff,
+                tree.files,
+                tree.read,
+                budget_tokens=budget,
+                estimator=estimator,
+            )
+            shown = shown_lines(built.sections)
+            rendered = render_context(
+                built.title,
+                [
+                    ContextSection(kind=s.kind, path=s.path, why=s.why, text=s.text)
+                    for s in built.sections
+                ],
+                [f"{o.path}: {o.reason}" for o in built.omitted],
+            )
+            use = estimator.estimate(rendered) / budget
+            # Under pressure: something other than guidance (which has its own cap) did not fit.
+            pressed = any(
+                ("did not fit" in o.reason and not o.reason.startswith("guidance"))
+                or o.path.endswith(" more")
+                for o in built.omitted
+            )
+            outcomes = []
+            for golden in sample.comments:
+                lines = shown.get(golden.path)
+                last = min(golden.last, max(lengths.get(golden.path, 0), golden.first))
+                wanted = set(range(golden.first, last + 1))
+                if lines is None:
+                    outcome = "absent"
+                elif wanted <= lines:
+                    outcome = "covered"
+                elif wanted & lines:
+                    outcome = "touched"
+                else:
+                    outcome = "present"
+                outcomes.append((golden, outcome))
+            results[budget] = (outcomes, use, pressed)
+        return results
+    finally:
+        tree.close()
+
+
+def _fold(tally: Tally, outcomes: list[tuple[Golden, str]], use: float, pressed: bool) -> None:
+    tally.prs += 1
+    tally.use.append(use)
+    if pressed:
+        tally.pressed.append(use)
+    for golden, outcome in outcomes:
+        tally.comments += 1
+        tally.covered += outcome == "covered"
+        tally.touched += outcome in ("covered", "touched")
+        tally.present += outcome != "absent"
+        level = tally.by_level.setdefault(golden.level or "?", [0, 0])
+        level[0] += outcome == "covered"
+        level[1] += 1
+
+
+def _pressed(row: dict[str, Any]) -> str:
+    if not row["pressed_prs"]:
+        return "-"
+    return f"{row['pressed_prs']} PRs, >= {row['pressed_use_min']:.0%}"
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--aacr", type=Path, required=True, help="a clone of aacr-bench")
+    parser.add_argument("--repos", type=Path, required=True, help="the PR repositories' clones")
+    parser.add_argument("--budgets", default=",".join(map(str, BUDGETS)))
+    parser.add_argument("--only", default="", help="comma-separated owner/name to measure")
+    parser.add_argument("--misses", action="store_true", help="list what was not covered")
+    args = parser.parse_args()
+    budgets = [int(b) for b in args.budgets.split(",")]
+    samples = load(args.aacr / "dataset" / "positive_samples.json")
+    only = {r for r in args.only.split(",") if r}
+    tallies: dict[tuple[str, int], Tally] = {}
+    skipped: list[str] = []
+    started = time.perf_counter()
+    for sample in samples:
+        if only and sample.repo not in only:
+            continue
+        git_dir = git_dir_of(args.repos, sample.repo)
+        if git_dir is None:
+            continue  # not cloned: not part of this run
+        if not (_has(git_dir, sample.base) and _has(git_dir, sample.head)):
+            skipped.append(sample.url)
+            continue
+        group = "tuned" if sample.repo in TUNED else "held out"
+        for budget, (outcomes, use, pressed) in (await measure(sample, git_dir, budgets)).items():
+            _fold(tallies.setdefault((group, budget), Tally()), outcomes, use, pressed)
+            if args.misses:
+                for golden, outcome in outcomes:
+                    if outcome != "covered":
+                        print(
+                            f"  {budget:>6} {outcome:<8} {golden.level:<10} {sample.url} "
+                            f"{golden.path}:{golden.first}-{golden.last}"
+                        )
+    report = {
+        f"{group} @ {budget}": tally.row() for (group, budget), tally in sorted(tallies.items())
+    }
+    print(f"{'set':<10} {'budget':>7} {'PRs':>4} {'comments':>8} {'covered':>8} "
+          f"{'touched':>8} {'file':>6} {'budget use':>12} {'under pressure':>16}")  # fmt: skip
+    for (group, budget), tally in sorted(tallies.items()):
+        row = tally.row()
+        print(
+            f"{group:<10} {budget:>7,} {row['prs']:>4} {row['comments']:>8} "
+            f"{row['covered']:>8.1%} {row['touched']:>8.1%} {row['file_present']:>6.1%} "
+            f"{row['budget_use_min']:>5.0%}-{row['budget_use_max']:.0%} "
+            f"{_pressed(row):>16}"
+        )
+    print(
+        f"skipped (commits not in the clone): {len(skipped)}; {time.perf_counter() - started:.1f} s"
+    )
+    out = Path(__file__).parent / "results" / "coverage.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps({"results": report, "skipped": skipped}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

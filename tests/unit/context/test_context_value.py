@@ -1,0 +1,238 @@
+"""Packing by value: what a reviewer needs first is sent first, and the budget is used, not
+exceeded, by the estimator's own count of everything sent."""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import re
+
+from bot.context import BuiltContext, PullRequestMeta, build_context
+from bot.context.build import hunk_value
+from bot.context.diff import parse_diff
+from bot.context.pack import frame_text, title_text
+from bot.context.shown import shown_lines
+from bot.council.prompts import ContextSection, render_context
+from bot.tokens import TokenEstimator
+
+
+def diff_of(path: str, before: str, after: str, context: int = 3) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        f"a/{path}",
+        f"b/{path}",
+        n=context,
+    )
+    return f"diff --git a/{path} b/{path}\n" + "".join(lines)
+
+
+def functions(prefix: str, count: int, body: int = 6) -> list[str]:
+    out = []
+    for i in range(count):
+        out.append(f"def {prefix}_{i}(value):")
+        out += [f"    step_{j} = value * {j} + {i}" for j in range(body)]
+        out += ["    return value", ""]
+    return out
+
+
+def build(
+    repo: dict[str, str], diff: str, budget: int, estimator: TokenEstimator | None = None
+) -> BuiltContext:
+    async def read(path: str) -> bytes | None:
+        return repo[path].encode() if path in repo else None
+
+    return asyncio.run(
+        build_context(
+            PullRequestMeta(title="A change", body="Reworks the module."),
+            diff,
+            sorted(repo),
+            read,
+            budget_tokens=budget,
+            estimator=estimator or TokenEstimator(),
+        )
+    )
+
+
+def rendered_tokens(built: BuiltContext, estimator: TokenEstimator) -> int:
+    sections = [
+        ContextSection(kind=s.kind, path=s.path, why=s.why, text=s.text) for s in built.sections
+    ]
+    text = render_context(built.title, sections, [f"{o.path}: {o.reason}" for o in built.omitted])
+    return estimator.estimate(text)
+
+
+# --- hunks within a file -------------------------------------------------------------------
+
+
+def _module_change() -> tuple[dict[str, str], str]:
+    """One file: a new import at the top, reformatted lines in the middle, and a changed
+    condition near the end (the risky part)."""
+    before = ["import os", "", *functions("f", 40), "def check(user):", "    if user.admin:"]
+    before += ["        return True", "    return False", ""]
+    after = list(before)
+    after.insert(1, "import sys")
+    middle = before.index("def f_20(value):") + 1
+    after[middle + 1] = after[middle + 1].replace(" * ", "*")  # a formatting-only edit
+    after[after.index("    if user.admin:")] = "    if user.admin or user.name == 'root':"
+    head = "\n".join(after) + "\n"
+    return {"pkg/mod.py": head}, diff_of("pkg/mod.py", "\n".join(before) + "\n", head, context=1)
+
+
+def test_hunks_are_valued_logic_first_imports_and_formatting_last() -> None:
+    _, diff = _module_change()
+    (parsed,) = parse_diff(diff)
+    imports, formatting, logic = (hunk_value(h, "python", set()) for h in parsed.hunks)
+    assert logic > 1.0 > imports
+    assert imports > formatting
+    assert hunk_value(parsed.hunks[0], "python", {2}) > logic  # a risky pattern's line
+
+
+def test_under_pressure_the_changed_logic_is_sent_before_the_import() -> None:
+    repo, diff = _module_change()
+    sizes = []
+    for budget in range(300, 2_000, 25):
+        built = build(repo, diff, budget)
+        shown = shown_lines(built.sections).get("pkg/mod.py", set())
+        check = len(repo["pkg/mod.py"].split("\n")) - 3  # the changed condition's line
+        sizes.append((budget, check in shown, 2 in shown))
+    # Some budget shows the condition without the import; none shows the import alone.
+    assert any(logic and not imports for _, logic, imports in sizes)
+    assert not any(imports and not logic for _, logic, imports in sizes)
+
+
+def test_each_hunk_is_extended_with_more_lines_of_the_head() -> None:
+    repo, diff = _module_change()
+    built = build(repo, diff, 60_000)
+    (section,) = [s for s in built.sections if s.kind == "diff"]
+    head = repo["pkg/mod.py"].split("\n")
+    check = head.index("    if user.admin or user.name == 'root':") + 1
+    context = {}  # new-side number -> text, of the context lines the diff section shows
+    for line in section.text.split("\n"):
+        numbered = re.match(r"^ *(\d+)(?: (.)(?: (.*))?)?$", line)
+        if numbered and (numbered.group(2) or " ") == " ":
+            context[int(numbered.group(1))] = numbered.group(3) or ""
+    # git gave one line of context (n=1); the section shows three more on each side, each
+    # numbered as at head and reading as the head reads.
+    above = range(check - 4, check - 1)
+    assert all(context.get(n) == head[n - 1] for n in above if head[n - 1])
+    assert set(above) <= set(context) | {n for n in above if not head[n - 1]}
+    assert "@@ -" in section.text and f"+{check - 4}," in section.text
+
+
+# --- across files ----------------------------------------------------------------------
+
+
+def test_tests_come_after_the_source_they_test() -> None:
+    source = "\n".join(functions("calc", 30)) + "\n"
+    test = "\n".join(functions("test_calc", 30)) + "\n"
+    repo = {"pkg/calc.py": source, "tests/test_calc.py": test}
+    diff = diff_of("pkg/calc.py", "", source) + diff_of("tests/test_calc.py", "", test)
+    built = build(repo, diff, 3_000)
+    shown = shown_lines(built.sections)
+    assert len(shown.get("pkg/calc.py", set())) > len(shown.get("tests/test_calc.py", set()))
+    whole = build(repo, diff, 5_500)
+    assert len(shown_lines(whole.sections)["pkg/calc.py"]) == len(source.split("\n")) - 1
+
+
+def test_widened_code_nearest_the_change_comes_first() -> None:
+    lines = functions("far", 60, body=4)
+    lines[150] = lines[150] + "  # changed"
+    before = "\n".join(functions("far", 60, body=4)) + "\n"
+    head = "\n".join(lines) + "\n"
+    repo = {"pkg/far.py": head}
+    diff = diff_of("pkg/far.py", before, head)
+    # The definition line 151 is in.
+    enclosing = max(n for n, text in enumerate(lines, 1) if text.startswith("def ") and n <= 151)
+    assert enclosing < 151 < enclosing + 7
+    for budget in (500, 700, 1_000):
+        shown = shown_lines(build(repo, diff, budget).sections)["pkg/far.py"]
+        assert set(range(enclosing, enclosing + 7)) <= shown  # the whole enclosing function
+        assert 1 not in shown and len(lines) not in shown  # the file's ends are farthest
+        assert max(abs(n - 151) for n in shown) < 60
+
+
+def test_guidance_takes_at_most_its_share_and_its_relevant_part_first() -> None:
+    readme = "# Project\n" + "General words about the project.\n" * 300
+    readme += "## Payments\nThe payments module must round half even.\n"
+    readme += "Filler line about other topics.\n" * 300
+    source = "\n".join(functions("charge", 10)) + "\n"
+    repo = {"README.md": readme, "payments/charge.py": source}
+    budget = 6_000
+    built = build(repo, diff_of("payments/charge.py", "", source), budget)
+    (guide,) = [s for s in built.sections if s.kind == "guidance"]
+    assert guide.tokens <= 0.15 * budget
+    assert "round half even" in guide.text  # the section that names what the change touches
+    assert "more lines not included" in guide.text  # ...out of a README too long to send
+    assert "@@ lines " in guide.text  # a document sent in parts says where each part starts
+    irrelevant = readme.replace("## Payments\nThe payments module", "## Rounding\nThe module")
+    other = build(
+        {**repo, "README.md": irrelevant}, diff_of("payments/charge.py", "", source), budget
+    )
+    (plain,) = [s for s in other.sections if s.kind == "guidance"]
+    assert "round half even" not in plain.text  # the value came from naming what changed
+
+
+def test_paths_the_change_names_come_in_as_files_and_listings() -> None:
+    script = (
+        "const fs = require('fs');\n"
+        "const dir = `client/src/locales`;\n"
+        "const settings = JSON.parse(fs.readFileSync('client/src/settings.json'));\n"
+        "fs.writeFileSync(`client/src/locales/${lang}.json`, data);\n"
+    )
+    workflow = "on:\n  push:\n    paths:\n      - 'client/src/locales/**'\n"
+    repo = {
+        ".github/scripts/sync.js": script,
+        ".github/workflows/sync.yml": workflow,
+        "client/src/settings.json": '{"languages": ["en", "tr"]}\n',
+        "client/src/locales/en.json": "{}\n",
+        "client/src/locales/tr.json": "{}\n",
+        "CONTRIBUTING.md": "# Contributing\n" + "Be nice.\n" * 400,
+    }
+    diff = diff_of(".github/scripts/sync.js", "", script)
+    diff += diff_of(".github/workflows/sync.yml", "", workflow)
+    built = build(repo, diff, 8_000)
+    by_path = {s.path: s for s in built.sections}
+    assert "languages" in by_path["client/src/settings.json"].text
+    assert by_path["client/src/settings.json"].why == "named in .github/scripts/sync.js"
+    listing = by_path["client/src/locales/"]
+    assert listing.text.split() == ["client/src/locales/en.json", "client/src/locales/tr.json"]
+
+
+# --- the budget ------------------------------------------------------------------------
+
+
+def test_the_context_uses_90_to_100_percent_of_its_budget_by_the_estimator() -> None:
+    repo = {f"pkg/m{i}.py": "\n".join(functions(f"m{i}", 12)) + "\n" for i in range(40)}
+    repo["README.md"] = "# Readme\n" + "Words about the project and its parts.\n" * 400
+    diff = "".join(diff_of(p, "", t) for p, t in repo.items() if p.endswith(".py"))
+    for budget in (2_000, 8_000, 16_000, 32_000):
+        estimator = TokenEstimator()
+        built = build(repo, diff, budget, estimator)
+        used = rendered_tokens(built, estimator)
+        assert 0.9 * budget <= used <= budget, (budget, used)
+        assert built.omitted  # the list is sent, and charged: it is inside `used`
+
+
+def test_a_small_change_is_sent_whole_and_uses_what_it_needs() -> None:
+    source = "\n".join(functions("tiny", 3)) + "\n"
+    repo = {"pkg/tiny.py": source}
+    estimator = TokenEstimator()
+    built = build(repo, diff_of("pkg/tiny.py", "", source), 60_000, estimator)
+    assert rendered_tokens(built, estimator) < 2_000
+    assert not built.omitted
+
+
+def test_what_the_packer_charges_for_frames_is_what_render_context_writes() -> None:
+    """The heading, fence and title the packer charges are the ones sent, to the character."""
+    repo, diff = _module_change()
+    repo["README.md"] = "# Readme\n" + "Words.\n" * 50
+    built = build(repo, diff, 60_000)
+    sections = [
+        ContextSection(kind=s.kind, path=s.path, why=s.why, text=s.text) for s in built.sections
+    ]
+    rendered = render_context(built.title, sections, [])
+    charged = title_text(built.title) + "".join(
+        frame_text(s.kind, s.path, s.why) + s.text for s in built.sections
+    )
+    assert len(rendered) == len(charged) - 2  # the last section has no blank line after it
