@@ -29,6 +29,7 @@ _DOING = {
     "judge": "judging",
     "vote": "voting",
     "rank": "ranking",
+    "merge": "merging the findings",
     "synthesize": "writing the synthesis",
     "design": "designing the panel",
 }
@@ -38,6 +39,7 @@ _PHASE = {
     ("assess", "started"): "assessing",
     ("vote", "started"): "voting",
     ("rank", "started"): "ranking",
+    ("merge", "started"): "the chair is merging the findings",
     ("synthesize", "started"): "the chair is writing the synthesis",
 }
 

@@ -40,7 +40,13 @@ from bot.council.calls import (
     ledger_tokens,
 )
 from bot.council.convene import Convened, ConveneRequest, convene
-from bot.council.findings import merge_findings
+from bot.council.findings import (
+    FindingKey,
+    merge_candidates,
+    merge_findings,
+    normalize_path,
+    resolve_groups,
+)
 from bot.council.gate import Gated, gate_assessment
 from bot.council.ledger import EventKind, Ledger
 from bot.council.personas import Catalog
@@ -62,7 +68,9 @@ from bot.council.schemas import (
     Assessment,
     DiscussionMessage,
     DiscussionReply,
+    Finding,
     JudgeDecision,
+    MergeDecision,
     PeerRanking,
     Synthesis,
     Vote,
@@ -145,6 +153,9 @@ class _Run:
     shifts: list[ShiftRecord] = field(default_factory=list)
     judged: list[JudgeRecord] = field(default_factory=list)
     peer_ranking: list[str] = field(default_factory=list)
+    # The chair's merge groups of the seats' findings (None: no chair answer, so the
+    # findings merge by their wording; see bot.council.findings).
+    merge_groups: list[list[FindingKey]] | None = None
     resolution: ResolutionResult | None = None
     synthesis: Synthesis | None = None
     notes: list[str] = field(default_factory=list)
@@ -652,12 +663,15 @@ class Engine:
     # --- resolve ---------------------------------------------------------------------------
 
     async def _resolve(self, run: _Run) -> _Stop | None:
-        """Deterministic: from the votes, or from the assessment verdicts."""
+        """Deterministic: from the votes, or from the assessment verdicts (after the chair
+        said which findings are one issue)."""
         valid = [run.records[s.seat_id] for s in run.valid()]
+        per_seat = [
+            (r.seat.seat_id, r.assessment.findings) for r in valid if r.assessment is not None
+        ]
+        capped = await self._merge(run, per_seat)
         # Critical findings no approval answered keep the result from plain APPROVED.
-        findings = merge_findings(
-            [(r.seat.seat_id, r.assessment.findings) for r in valid if r.assessment is not None]
-        )
+        findings = merge_findings(per_seat, run.merge_groups)
         if run.protocol.resolution == "votes":
             run.resolution = resolve_votes([r.vote for r in valid], findings)
         else:
@@ -668,8 +682,60 @@ class Engine:
             run.resolution.model_dump(mode="json"),
             step="resolved",
         )
+        if capped is not None:  # no later call would start: stop with the findings merged
+            raise capped
         if run.resolution.resolution == Resolution.NO_QUORUM:
             return Resolution.NO_QUORUM, "fewer than 2 members voted"
+        return None
+
+    async def _merge(
+        self, run: _Run, per_seat: Sequence[tuple[str, Sequence[Finding]]]
+    ) -> CostLimitReached | None:
+        """One chair call that groups the findings that are one issue, made only when two
+        findings share a file and overlapping lines; the groups are checked against that
+        (`resolve_groups`). No answer (failed, invalid after the re-ask, or a cap refused
+        the call) leaves `run.merge_groups` None: the findings then merge by their wording.
+        A cap's refusal is returned, to stop the council once the resolution is recorded."""
+        candidates = merge_candidates(per_seat)
+        if not candidates:
+            return None
+        chair = run.convened.chair
+        labels = {s.seat_id: s.label for s in run.order}
+        task = prompts.merge_task(
+            [
+                (
+                    c.id,
+                    labels.get(c.seat, c.seat),
+                    normalize_path(c.finding.path),
+                    _lines(c.finding),
+                    c.finding.severity,
+                    c.finding.title,
+                    c.finding.detail,
+                )
+                for c in candidates
+            ]
+        )
+        self._progress("merge", None, "started")
+        try:
+            decision = await self._structured(
+                run,
+                chair,
+                prompts.MERGE_TOOL,
+                "",
+                prompts.merge_brief(chair),
+                task,
+                f"merge/{chair.seat_id}/0",
+            )
+        except CostLimitReached as stop:
+            stop.where = "before the chair merged the findings"
+            return stop
+        if isinstance(decision, MergeDecision):
+            run.merge_groups = resolve_groups(candidates, [g.findings for g in decision.groups])
+        else:
+            run.notes.append(
+                "The chair did not say which findings are the same issue; they were merged "
+                "by their wording."
+            )
         return None
 
     # --- synthesize ------------------------------------------------------------------------
@@ -745,7 +811,8 @@ class Engine:
     ) -> Advisory:
         seats = [_report(run.records[s.seat_id]) for s in run.order]
         merged = merge_findings(
-            [(s.seat_id, s.assessment.findings) for s in seats if s.assessment is not None]
+            [(s.seat_id, s.assessment.findings) for s in seats if s.assessment is not None],
+            run.merge_groups,
         )
         lost = [s for s in seats if not s.is_valid]
         result = run.resolution
@@ -773,6 +840,14 @@ class Engine:
             usage=usage,
             reason=reason,
         )
+
+
+def _lines(finding: Finding) -> str:
+    """A finding's lines for the chair: "L10", "L10-L14", or "file-wide"."""
+    if finding.start_line is None:
+        return "file-wide"
+    end = finding.end_line
+    return f"L{finding.start_line}" + (f"-L{end}" if end and end != finding.start_line else "")
 
 
 def _gate_reason(outcome: Outcome, seat: Seat) -> tuple[str | None, Gated | None]:
@@ -849,6 +924,8 @@ def _where_stopped(run: _Run, step: str) -> str:
         return f"before the judge's decision on round {rest.rsplit('/', 1)[-1]}"
     if phase == "rank":
         return "during the peer ranking"
+    if phase == "merge":
+        return "before the chair merged the findings"
     if phase == "synthesize":
         return "before the chair's synthesis"
     return f"at {step}"

@@ -18,6 +18,7 @@ from bot.council.schemas import (
     Assessment,
     DiscussionReply,
     JudgeDecision,
+    MergeDecision,
     PanelDesign,
     PeerRanking,
     Synthesis,
@@ -35,6 +36,9 @@ JUDGE_TOOL = OutputTool("submit_judgement", "Judge whether the debate converged.
 DESIGN_TOOL = OutputTool("submit_panel", "Design the debate panel.", PanelDesign)
 RANK_TOOL = OutputTool("submit_ranking", "Rank the other members' answers.", PeerRanking)
 SYNTH_TOOL = OutputTool("submit_synthesis", "Write the council's synthesis.", Synthesis)
+MERGE_TOOL = OutputTool(
+    "submit_merge", "Group the findings that report the same issue.", MergeDecision
+)
 
 # One list for the whole deliberation, in a fixed order: the cached tool prefix never changes.
 DELIBERATION_TOOLS: tuple[OutputTool, ...] = (
@@ -45,6 +49,7 @@ DELIBERATION_TOOLS: tuple[OutputTool, ...] = (
     DESIGN_TOOL,
     RANK_TOOL,
     SYNTH_TOOL,
+    MERGE_TOOL,
 )
 
 _RULES = """You are a member of PR Council, a panel of independent reviewers who deliberate on a \
@@ -259,6 +264,44 @@ def chair_brief(seat: Seat) -> str:
     return (
         f"You chair this council ({seat.label}). Write the synthesis from the anonymized "
         "record above only; never guess what a missing member would have said."
+    )
+
+
+def merge_brief(seat: Seat) -> str:
+    return (
+        f"You chair this council ({seat.label}). Before the council's findings are "
+        "reported, you decide which of them report the same issue, so that each issue is "
+        "listed once with every member who raised it."
+    )
+
+
+MERGE_DETAIL_MAX = 400
+
+
+def merge_task(candidates: Sequence[tuple[str, str, str, str, str, str, str]]) -> str:
+    """The merge task: each candidate as (id, member label, path, lines, severity, title,
+    detail); the detail is clipped to `MERGE_DETAIL_MAX` characters. The list is the
+    members' own words about the pull request, so it is fenced as data."""
+    rows = []
+    for fid, member, path, lines, severity, title, detail in candidates:
+        clipped = " ".join(detail.split())
+        if len(clipped) > MERGE_DETAIL_MAX:
+            clipped = clipped[: MERGE_DETAIL_MAX - 3].rstrip() + "..."
+        rows.append(
+            f"{fid} | {member} | {path}:{lines} | {severity} | {' '.join(title.split())}\n"
+            f"    {clipped}"
+        )
+    listed = fence_untrusted("findings", "\n".join(rows))
+    return (
+        "The members reported these findings on the same files and overlapping lines "
+        "(id | member | location | severity | title, then the detail):\n"
+        f"{listed}\n\n"
+        "Group the ids of findings that report the same issue, however differently they "
+        "are worded: the same defect in the same code, so that fixing one fixes the others. "
+        "Findings on the same lines about different problems (say, an unbounded retry and a "
+        "secret logged by that retry) are different issues: keep them apart. A finding may "
+        "be in at most one group; leave out every finding that stands alone. Use only the "
+        "ids listed."
     )
 
 

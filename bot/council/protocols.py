@@ -272,14 +272,17 @@ def discussion_rounds(name: str, *, configured: int) -> int:
 class PlannedCall:
     """One model call of a planned deliberation."""
 
-    phase: str  # "design", "assess", "discuss 1", "judge 1", "rank", "vote", "synthesize"
+    # "design", "assess", "discuss 1", "judge 1", "rank", "vote", "merge", "synthesize"
+    phase: str
     party: Party
     seat: int | None = None  # party "seat": the seat's index, 0-based; officers: None
 
 
 def planned_calls(name: str, *, seats: int, rounds: int) -> list[PlannedCall]:
     """The calls of a deliberation in which every answer is complete the first time (no
-    re-asks), in the order they are made.
+    re-asks), in the order they are made. The chair's merge of the findings ("merge",
+    before the resolution) is counted as the one call it makes at most: it makes none when
+    no two findings share a file and overlapping lines.
 
     `seats`: how many members sit (usually `seat_count(...)`, or the seats a preview chose).
     `rounds`: the repo's `board.discussion_rounds`; see `discussion_rounds` for how each
@@ -304,6 +307,8 @@ def planned_calls(name: str, *, seats: int, rounds: int) -> list[PlannedCall]:
             calls += [PlannedCall("rank", "seat", i) for i in members]
         elif phase == "vote":
             calls += [PlannedCall("vote", "seat", i) for i in members]
+        elif phase == "resolve":
+            calls.append(PlannedCall("merge", "chair"))
         elif phase == "synthesize":
             calls.append(PlannedCall("synthesize", "chair"))
     return calls

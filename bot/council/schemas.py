@@ -26,6 +26,8 @@ __all__ = [
     "Finding",
     "JudgeDecision",
     "LensScore",
+    "MergeDecision",
+    "MergeGroup",
     "MessageType",
     "PanelDesign",
     "PanelistDesign",
@@ -197,6 +199,22 @@ class PeerRanking(_Strict):
         description='Member labels best answer first, e.g. ["Member B", "Member A"]'
     )
     reasoning: str
+
+
+class MergeGroup(_Strict):
+    findings: list[str] = Field(
+        description='Ids of two or more findings that report the same issue, e.g. ["F1", "F4"]'
+    )
+    reason: str = Field(description="Why they are one issue, in one sentence")
+
+
+class MergeDecision(_Strict):
+    """The chair's answer: which of the candidate findings are the same issue."""
+
+    groups: list[MergeGroup] = Field(
+        description="One group per issue raised more than once; leave out every finding "
+        "that stands alone; empty if every finding is a different issue"
+    )
 
 
 class Divergence(_Strict):

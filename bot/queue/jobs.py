@@ -95,10 +95,11 @@ def function_for(request: JobRequest) -> JobFunction:
     }.get(request.trigger, JobFunction.DELIBERATE)
 
 
-# The longest protocol (debate): design, assess, three judged discussion cycles, vote and
-# synthesis, each call with its re-asks, one after the other; plus the GitHub work. Of
-# these, every seat makes the assessment's, the discussion's and the vote's at once.
-SEQUENTIAL_CALLS = 1 + 3 + 3 * (3 + 1) + 2 + 2
+# The longest protocol (debate): design, assess, three judged discussion cycles, vote, the
+# chair's merge of the findings and synthesis, each call with its re-asks, one after the
+# other; plus the GitHub work. Of these, every seat makes the assessment's, the
+# discussion's and the vote's at once.
+SEQUENTIAL_CALLS = 1 + 3 + 3 * (3 + 1) + 2 + 2 + 2
 PER_SEAT_CALLS = 3 + 3 * 3 + 2
 GITHUB_BUDGET_S = 300
 

@@ -4,6 +4,7 @@ The fake model server calls `CouncilScript.reply` for every request; it reads wh
 request forces and which seat is asking (the seat's brief is in the last user message) and
 answers in that schema. Tests change the knobs: verdicts per persona, votes, judge decisions,
 and how the lens scores name the lenses (`lens_names`, `lens_limit`: what real models do).
+The chair's merge of the findings answers `merge_groups` (none by default).
 `CouncilScript.answer` is the same answer from the tool name and the messages' text alone,
 for fakes that never see an HTTP request (`tests.support.fake_provider`).
 """
@@ -109,6 +110,9 @@ class CouncilScript:
     lens_names: Literal["exact", "paraphrase"] = "exact"
     # Score only the first N lenses of the brief; None: all of them.
     lens_limit: int | None = None
+    # The chair's merge groups (ids "F1", "F2", ... as the merge task lists them); none by
+    # default: every finding stands alone. "invalid": an answer that fails the schema.
+    merge_groups: list[list[str]] | Literal["invalid"] = field(default_factory=list)
 
     def reply(self, request: FakeRequest) -> Reply:
         data = self.answer(request.output_name, request.messages_text)
@@ -127,6 +131,7 @@ class CouncilScript:
             "submit_panel": self._panel,
             "submit_ranking": self._ranking,
             "submit_synthesis": self._synthesis,
+            "submit_merge": self._merge,
         }.get(tool or "")
         return build(text) if build else None
 
@@ -231,6 +236,16 @@ class CouncilScript:
         labels = sorted(set(re.findall(r"Member [A-Z]+", text)))
         me = label_of(text)
         return {"ranking": [label for label in labels if label != me], "reasoning": "By accuracy."}
+
+    def _merge(self, text: str) -> dict[str, Any]:
+        if self.merge_groups == "invalid":
+            return {"groups": "F1 and F2"}  # not a list of groups: the answer fails validation
+        return {
+            "groups": [
+                {"findings": group, "reason": "The same defect in the same code."}
+                for group in self.merge_groups
+            ]
+        }
 
     def _synthesis(self, text: str) -> dict[str, Any]:
         # The chair is told the resolution (prompts.synth_task) and writes for it.

@@ -110,19 +110,19 @@ def test_dry_run_calls_no_model(models: FakeModelServer, tmp_path: Path, diff_fi
     assert "no instructions" in plan["prompts"]["system"]
     assert "Application Security Reviewer" in plan["prompts"]["seat"]
     assert "Your lenses" in plan["prompts"]["seat"]
-    # A board: every seat assesses, discusses each round and votes; then the chair.
+    # A board: every seat assesses, discusses each round and votes; then the chair merges
+    # the findings (at most once) and synthesizes.
     planned = plan["estimate"]["planned"]
     phases = [c["phase"] for c in planned]
     rounds = plan["board"]["discussion_rounds"]
-    assert plan["estimate"]["calls"] == len(planned) == len(seats) * (2 + rounds) + 1
+    assert plan["estimate"]["calls"] == len(planned) == len(seats) * (2 + rounds) + 2
     assert phases.count("assess") == phases.count("vote") == len(seats)
     assert sum(p.startswith("discuss") for p in phases) == len(seats) * rounds
     assert plan["estimate"]["cost_usd"] > 0
-    assert planned[-1] == {
-        "phase": "synthesize",
-        "seat": "chair",
-        "model": "anthropic:claude-sonnet-5-5",
-    }
+    assert planned[-2:] == [
+        {"phase": phase, "seat": "chair", "model": "anthropic:claude-sonnet-5-5"}
+        for phase in ("merge", "synthesize")
+    ]
 
 
 def test_without_a_provider_it_explains_and_dry_runs(

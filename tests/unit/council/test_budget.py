@@ -203,3 +203,37 @@ async def test_a_resumed_deliberation_counts_what_its_ledger_already_paid() -> N
     resumed = await engine.deliberate(request(max_tokens=4096, max_cost_usd=paid + 0.5 * each))
     assert len(fake.calls) == made  # no new call started
     assert resumed.resolution == Resolution.COST_LIMIT
+
+
+async def test_a_refused_merge_call_merges_the_findings_by_their_wording() -> None:
+    """The chair's merge of the findings reserves its cost like any call; refused, the
+    findings still merge (by their wording) and the council stops there."""
+    wordings = [
+        ("Retry loop has no upper bound", "The retry loops forever; nothing caps the attempts."),
+        ("Unbounded retries on upstream failure", "fetch() retries without a limit, forever."),
+        ("No cap on retry attempts", "No maximum number of attempts: it retries indefinitely."),
+    ]
+    findings = {
+        persona.name: [
+            {
+                "severity": "major",
+                "path": "app/client.py",
+                "start_line": 40 + n % 3,
+                "end_line": None,
+                "title": wordings[n % 3][0],
+                "detail": wordings[n % 3][1],
+                "suggestion": None,
+            }
+        ]
+        for n, persona in enumerate(CATALOG.personas.values())
+    }
+    fake = FakeProviders(CouncilScript(findings=findings, merge_groups=[["F1", "F2"]]))
+    budget = PhaseCap("merge", grant=0)
+    advisory = await deliberate(fake, budget, request("quick"))
+
+    assert "submit_merge" not in fake.tools() and "submit_synthesis" not in fake.tools()
+    assert advisory.resolution == Resolution.COST_LIMIT and advisory.reason is not None
+    assert advisory.reason.startswith(
+        "The test's cost cap of $1.00 stopped the council before the chair merged the findings"
+    )
+    assert [f.consensus for f in advisory.findings] == [3]

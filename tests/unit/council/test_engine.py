@@ -75,13 +75,14 @@ async def test_board_end_to_end(models: FakeModelServer, registry: ProviderRegis
     assert phases.count("submit_discussion") == 3
     assert phases.count("submit_vote") == 3
     assert phases.count("submit_synthesis") == 1
+    assert phases.count("submit_merge") == 0  # no two findings on the same lines: no call
     kinds = [e.kind for e in await ledger.events("d-1")]
     assert kinds[0] == EventKind.CONVENED and kinds[-1] == EventKind.SYNTHESIZED
     assert advisory.usage.calls == len(models.calls)
     # Anthropic: one tool list serves every call (its cached prefix); OpenAI: each call
     # sends its phase's schema and no tool definitions.
     anthropic = {tuple(c.request.tool_names) for c in models.calls if c.api == "anthropic"}
-    assert len(anthropic) == 1 and len(next(iter(anthropic))) == 7
+    assert len(anthropic) == 1 and len(next(iter(anthropic))) == 8
     openai_calls = [c for c in models.calls if c.api == "openai"]
     assert openai_calls and all(not c.request.tool_names for c in openai_calls)
     assert {c.request.body["response_format"]["json_schema"]["name"] for c in openai_calls} >= {

@@ -208,22 +208,29 @@ def phases(calls: list[PlannedCall]) -> Counter[str]:
 
 def test_board_plan_five_seats_one_round() -> None:
     calls = planned_calls("board", seats=5, rounds=1)
-    # 5 assess + 5 discuss + 5 vote + 1 synthesize
-    assert len(calls) == 16
-    assert phases(calls) == {"assess": 5, "discuss 1": 5, "vote": 5, "synthesize": 1}
+    # 5 assess + 5 discuss + 5 vote + at most 1 merge of the findings + 1 synthesize
+    assert len(calls) == 17
+    assert phases(calls) == {
+        "assess": 5,
+        "discuss 1": 5,
+        "vote": 5,
+        "merge": 1,
+        "synthesize": 1,
+    }
     assert [c.seat for c in calls if c.phase == "vote"] == [0, 1, 2, 3, 4]
-    assert calls[-1] == PlannedCall("synthesize", "chair")
+    assert calls[-2:] == [PlannedCall("merge", "chair"), PlannedCall("synthesize", "chair")]
     assert [c.phase for c in calls[:6]] == ["assess"] * 5 + ["discuss 1"]
 
 
 def test_board_plan_follows_the_configured_rounds() -> None:
-    assert len(planned_calls("board", seats=5, rounds=0)) == 11
+    assert len(planned_calls("board", seats=5, rounds=0)) == 12
     assert phases(planned_calls("board", seats=3, rounds=3)) == {
         "assess": 3,
         "discuss 1": 3,
         "discuss 2": 3,
         "discuss 3": 3,
         "vote": 3,
+        "merge": 1,
         "synthesize": 1,
     }
     with pytest.raises(ValueError, match="4 discussion rounds is outside 0-3"):
@@ -234,30 +241,31 @@ def test_quick_plan_is_three_assessments_and_a_synthesis() -> None:
     seats = seat_count("quick", models=2, board_size=5)
     calls = planned_calls("quick", seats=seats, rounds=1)
     assert [(c.phase, c.party) for c in calls] == [("assess", "seat")] * 3 + [
-        ("synthesize", "chair")
+        ("merge", "chair"),
+        ("synthesize", "chair"),
     ]
 
 
 def test_council_plan_ranks_only_with_three_or_more_seats() -> None:
-    assert len(planned_calls("council", seats=2, rounds=1)) == 3
+    assert len(planned_calls("council", seats=2, rounds=1)) == 4
     single = seat_count("council", models=1, board_size=5)
     calls = planned_calls("council", seats=single, rounds=1)
-    assert phases(calls) == {"assess": 3, "rank": 3, "synthesize": 1}
-    assert len(planned_calls("council", seats=5, rounds=1)) == 11
+    assert phases(calls) == {"assess": 3, "rank": 3, "merge": 1, "synthesize": 1}
+    assert len(planned_calls("council", seats=5, rounds=1)) == 12
 
 
 def test_debate_plan_designs_then_plans_every_judged_cycle() -> None:
     seats = seat_count("debate", models=2, board_size=5)
     calls = planned_calls("debate", seats=seats, rounds=1)  # rounds is the board's; ignored
     assert calls[0] == PlannedCall("design", "designer")
-    # 1 design + 3 assess + 3 x (3 discuss + 1 judge) + 3 vote + 1 synthesize
-    assert len(calls) == 20
+    # 1 design + 3 assess + 3 x (3 discuss + 1 judge) + 3 vote + 1 merge + 1 synthesize
+    assert len(calls) == 21
     judged = [c for c in calls if c.party == "judge"]
     assert [c.phase for c in judged] == [f"judge {n}" for n in range(1, MAX_JUDGE_CYCLES + 1)]
     after_round_1 = [c.phase for c in calls].index("judge 1")
     assert [c.phase for c in calls[after_round_1 - 3 : after_round_1]] == ["discuss 1"] * 3
     four = seat_count("debate", models=4, board_size=5)
-    assert len(planned_calls("debate", seats=four, rounds=0)) == 25
+    assert len(planned_calls("debate", seats=four, rounds=0)) == 26
 
 
 def test_discussion_rounds_per_protocol() -> None:

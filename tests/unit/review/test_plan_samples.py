@@ -13,7 +13,7 @@ from bot.cli.dryrun import dry_run_json, print_dry_run
 from bot.council.seats import SAMPLE_STRATEGIES
 from bot.review.assemble import ReviewOptions, prepare_review
 from bot.review.local import read_diff_file
-from bot.review.plan import ReviewPlan, plan_review
+from bot.review.plan import ReviewPlan, estimate_cost, plan_review
 from bot.review.setup import local_setup
 from bot.review.sources import LocalSource
 from bot.settings import Settings
@@ -93,3 +93,23 @@ async def test_the_dry_run_without_a_model_does_not_guess_the_temperature(
         "model accepts one)" in n
         for n in found.notes
     )
+
+
+async def test_the_plan_counts_the_chairs_merge_of_the_findings_at_most_once(
+    tmp_path: Path,
+) -> None:
+    found = await plan(tmp_path, [TEMPERATURE])
+    phases = [c.phase for c in found.calls]
+    # 3 assessments, 3 rankings, then the chair: the merge (at most one call) and synthesis.
+    assert phases == ["assess"] * 3 + ["rank"] * 3 + ["merge", "synthesize"]
+    merge = found.calls[phases.index("merge")]
+    assert (merge.seat, merge.model) == ("chair", TEMPERATURE)
+    assert dry_run_json(found)["estimate"]["calls"] == 8
+    # Its cost is in the estimate like any call's.
+    settings = Settings.model_validate(
+        {"models": [TEMPERATURE], "anthropic_api_key": None, "openai_api_key": None}
+    )
+    tokens = found.prepared.context_tokens
+    without = [c for c in found.calls if c.phase != "merge"]
+    assert estimate_cost(settings, found.calls, tokens) > estimate_cost(settings, without, tokens)
+    assert "merge" in printed(found)
