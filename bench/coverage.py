@@ -13,7 +13,11 @@ The context is built exactly as a review builds it (`bot.context.build_context`,
 repository's files at the PR's head, its guidance from the same tree), with the PR's URL
 as its title (the dataset carries no description). It also reports how much of each budget
 the context uses by the project's estimator: over all PRs, and the least over the PRs whose
-material did not all fit (where the budget binds, it should be 90-100%).
+material did not all fit (where the budget binds, it should be 90-100%), and the most any
+context would be counted at by a tokenizer shaped like the real ones (the fake model
+server's, `tests.support.model_server.count_tokens`), as a share of the budget: packed by a
+fresh estimator (the CLI's first run) and by one calibrated on the usage of the PRs before
+it (a worker's).
 
 Nothing fetched is kept in this repository. Get the data first (README, "Measured figures"):
 
@@ -47,7 +51,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bot.context import PullRequestMeta, build_context
 from bot.context.shown import shown_lines
 from bot.council.prompts import ContextSection, render_context
-from bot.tokens import TokenEstimator
+from bot.tokens import TokenEstimator, kinds_of
+from tests.support.model_server import count_tokens
 
 BUDGETS = (8_000, 16_000, 32_000, 60_000)
 # The repositories whose PRs the packing was tuned on (issue 11 names them).
@@ -83,6 +88,9 @@ class Tally:
     use: list[float] = field(default_factory=list)  # estimated tokens / budget, per PR
     # ...for the PRs whose material did not all fit (where the budget binds)
     pressed: list[float] = field(default_factory=list)
+    # the fake model server's count (shaped like a byte-pair tokenizer's) / budget, per PR
+    counted: list[float] = field(default_factory=list)
+    learned: list[float] = field(default_factory=list)  # ...by a calibrated estimator
     by_level: dict[str, list[int]] = field(default_factory=dict)  # level -> [covered, all]
 
     def row(self) -> dict[str, Any]:
@@ -95,6 +103,8 @@ class Tally:
             "file_present": round(self.present / n, 4),
             "budget_use_min": round(min(self.use), 3) if self.use else None,
             "budget_use_max": round(max(self.use), 3) if self.use else None,
+            "counted_max": round(max(self.counted), 3) if self.counted else None,
+            "counted_learned_max": round(max(self.learned), 3) if self.learned else None,
             "pressed_prs": len(self.pressed),
             "pressed_use_min": round(min(self.pressed), 3) if self.pressed else None,
             "by_level": {k: f"{c}/{a}" for k, (c, a) in sorted(self.by_level.items())},
@@ -178,11 +188,40 @@ def load(dataset: Path) -> list[Sample]:
     return samples
 
 
+@dataclass
+class Measured:
+    outcomes: list[tuple[Golden, str]]  # each comment: covered / touched / present / absent
+    use: float  # the rendered context by the (fresh) estimator, / budget
+    pressed: bool  # something other than guidance (which has its own cap) did not fit
+    counted: float  # the rendered context by the fake's tokenizer, / budget
+    counted_learned: float  # ...packed by an estimator calibrated on the PRs before it
+
+
+async def _build(
+    sample: Sample, diff: str, tree: Tree, budget: int, estimator: TokenEstimator
+) -> tuple[Any, str]:
+    built = await build_context(
+        PullRequestMeta(title=sample.url),
+        diff,
+        tree.files,
+        tree.read,
+        budget_tokens=budget,
+        estimator=estimator,
+    )
+    rendered = render_context(
+        built.title,
+        [ContextSection(kind=s.kind, path=s.path, why=s.why, text=s.text) for s in built.sections],
+        [f"{o.path}: {o.reason}" for o in built.omitted],
+    )
+    return built, rendered
+
+
 async def measure(
-    sample: Sample, git_dir: Path, budgets: Iterable[int]
-) -> dict[int, tuple[list[tuple[Golden, str]], float, bool]]:
-    """Per budget: each comment's outcome (covered / touched / present / absent) and the
-    share of the budget the rendered context uses by the estimator."""
+    sample: Sample, git_dir: Path, budgets: Iterable[int], learned: TokenEstimator
+) -> dict[int, Measured]:
+    """Per budget, what a fresh process packs (an uncalibrated estimator, as the CLI runs),
+    and what a worker packs whose estimator has seen the usage of earlier contexts
+    (`learned`, which then observes this one as a provider would count it)."""
     # Three dots, as GitHub shows a pull request: from where the branch left its base.
     diff = _git(git_dir, "diff", "--no-color", "--no-ext-diff", f"{sample.base}...{sample.head}")
     tree = Tree(git_dir, sample.head)
@@ -195,25 +234,8 @@ async def measure(
         results = {}
         for budget in budgets:
             estimator = TokenEstimator()  # a fresh process's estimator: no calibration
-            built = await build_context(
-                PullRequestMeta(title=sample.url),
-                diff,
-                tree.files,
-                tree.read,
-                budget_tokens=budget,
-                estimator=estimator,
-            )
+            built, rendered = await _build(sample, diff, tree, budget, estimator)
             shown = shown_lines(built.sections)
-            rendered = render_context(
-                built.title,
-                [
-                    ContextSection(kind=s.kind, path=s.path, why=s.why, text=s.text)
-                    for s in built.sections
-                ],
-                [f"{o.path}: {o.reason}" for o in built.omitted],
-            )
-            use = estimator.estimate(rendered) / budget
-            # Under pressure: something other than guidance (which has its own cap) did not fit.
             pressed = any(
                 ("did not fit" in o.reason and not o.reason.startswith("guidance"))
                 or o.path.endswith(" more")
@@ -233,18 +255,28 @@ async def measure(
                 else:
                     outcome = "present"
                 outcomes.append((golden, outcome))
-            results[budget] = (outcomes, use, pressed)
+            _, again = await _build(sample, diff, tree, budget, learned)
+            learned.observe(kinds_of(again), count_tokens(again))
+            results[budget] = Measured(
+                outcomes,
+                estimator.estimate(rendered) / budget,
+                pressed,
+                count_tokens(rendered) / budget,
+                count_tokens(again) / budget,
+            )
         return results
     finally:
         tree.close()
 
 
-def _fold(tally: Tally, outcomes: list[tuple[Golden, str]], use: float, pressed: bool) -> None:
+def _fold(tally: Tally, measured: Measured) -> None:
     tally.prs += 1
-    tally.use.append(use)
-    if pressed:
-        tally.pressed.append(use)
-    for golden, outcome in outcomes:
+    tally.use.append(measured.use)
+    tally.counted.append(measured.counted)
+    tally.learned.append(measured.counted_learned)
+    if measured.pressed:
+        tally.pressed.append(measured.use)
+    for golden, outcome in measured.outcomes:
         tally.comments += 1
         tally.covered += outcome == "covered"
         tally.touched += outcome in ("covered", "touched")
@@ -274,6 +306,7 @@ async def main() -> None:
     tallies: dict[tuple[str, int], Tally] = {}
     skipped: list[str] = []
     started = time.perf_counter()
+    learned = TokenEstimator()  # one worker's estimator, learning as the PRs go by
     for sample in samples:
         if only and sample.repo not in only:
             continue
@@ -284,10 +317,10 @@ async def main() -> None:
             skipped.append(sample.url)
             continue
         group = "tuned" if sample.repo in TUNED else "held out"
-        for budget, (outcomes, use, pressed) in (await measure(sample, git_dir, budgets)).items():
-            _fold(tallies.setdefault((group, budget), Tally()), outcomes, use, pressed)
+        for budget, measured in (await measure(sample, git_dir, budgets, learned)).items():
+            _fold(tallies.setdefault((group, budget), Tally()), measured)
             if args.misses:
-                for golden, outcome in outcomes:
+                for golden, outcome in measured.outcomes:
                     if outcome != "covered":
                         print(
                             f"  {budget:>6} {outcome:<8} {golden.level:<10} {sample.url} "
@@ -297,14 +330,16 @@ async def main() -> None:
         f"{group} @ {budget}": tally.row() for (group, budget), tally in sorted(tallies.items())
     }
     print(f"{'set':<10} {'budget':>7} {'PRs':>4} {'comments':>8} {'covered':>8} "
-          f"{'touched':>8} {'file':>6} {'budget use':>12} {'under pressure':>16}")  # fmt: skip
+          f"{'touched':>8} {'file':>6} {'budget use':>12} {'under pressure':>16} "
+          f"{'fake count':>10} {'calibrated':>10}")  # fmt: skip
     for (group, budget), tally in sorted(tallies.items()):
         row = tally.row()
         print(
             f"{group:<10} {budget:>7,} {row['prs']:>4} {row['comments']:>8} "
             f"{row['covered']:>8.1%} {row['touched']:>8.1%} {row['file_present']:>6.1%} "
             f"{row['budget_use_min']:>5.0%}-{row['budget_use_max']:.0%} "
-            f"{_pressed(row):>16}"
+            f"{_pressed(row):>16} {row['counted_max']:>10.0%} "
+            f"{row['counted_learned_max']:>10.0%}"
         )
     print(
         f"skipped (commits not in the clone): {len(skipped)}; {time.perf_counter() - started:.1f} s"

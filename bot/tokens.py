@@ -3,8 +3,9 @@
 A characters-per-token heuristic (tokenizers such as tiktoken download vocabularies at run
 time and fail offline), with one ratio per kind of text, because tokenizers count kinds
 differently: code (symbols, short identifiers, indentation) runs about 3.6-4.1 characters a
-token, English prose 4.2-4.7, JSON schemas nearer 3. Text is split into kinds line by line
-(`kinds_of`); a line of words with few symbols is prose, anything else is code.
+token, English prose 4.2-4.7, JSON schemas nearer 3, and a diff line's number and mark
+(`  86 + `) about 2. Text is split into kinds line by line (`kinds_of`); a line of words with
+few symbols is prose, anything else is code.
 
 Every call tells us what we sent (per kind) and how many input tokens the provider counted;
 `observe` moves the ratios toward what the provider counts (normalised least mean squares
@@ -20,11 +21,11 @@ import threading
 from collections.abc import Mapping
 from typing import Literal
 
-TextKind = Literal["code", "prose", "data"]
-KINDS: tuple[TextKind, ...] = ("code", "prose", "data")
+TextKind = Literal["code", "prose", "data", "gutter"]
+KINDS: tuple[TextKind, ...] = ("code", "prose", "data", "gutter")
 # Starting ratios, a little under what tokenizers measure, so that before any usage is
 # observed an estimate errs on the side of "bigger" (a budget stays safe).
-DEFAULT_RATIOS: dict[TextKind, float] = {"code": 3.7, "prose": 4.2, "data": 3.0}
+DEFAULT_RATIOS: dict[TextKind, float] = {"code": 3.4, "prose": 4.1, "data": 3.0, "gutter": 2.2}
 DEFAULT_CHARS_PER_TOKEN = DEFAULT_RATIOS["code"]
 MIN_CHARS_PER_TOKEN = 1.2
 MAX_CHARS_PER_TOKEN = 8.0
@@ -33,7 +34,7 @@ MIN_MARGIN, MAX_MARGIN = 0.03, 0.10
 
 _SYMBOLS = re.compile(r"[{}()\[\];=<>&|$@\\^~`*+]")
 _LETTERS = re.compile(r"[A-Za-z]")
-_GUTTER = re.compile(r"^ *\d+ [-+ ]")
+_GUTTER = re.compile(r"^ *\d+(?: [-+ ] ?|$)")
 
 
 def line_kind(line: str) -> TextKind:
@@ -51,12 +52,18 @@ def line_kind(line: str) -> TextKind:
 
 
 def kinds_of(text: str) -> dict[TextKind, int]:
-    """Characters of `text` per kind (each line with its newline)."""
-    counts: dict[TextKind, int] = {"code": 0, "prose": 0, "data": 0}
+    """Characters of `text` per kind (each line with its newline); a diff line's number
+    and mark (`  86 + `) are a kind of their own: digits and marks cost a token each."""
+    counts: dict[TextKind, int] = dict.fromkeys(KINDS, 0)
     if not text:
         return counts
     for line in text.split("\n"):
-        counts[line_kind(line)] += len(line) + 1
+        gutter = _GUTTER.match(line)
+        if gutter:
+            counts["gutter"] += gutter.end()
+            counts["code"] += len(line) - gutter.end() + 1
+        else:
+            counts[line_kind(line)] += len(line) + 1
     counts["code"] -= 1  # the last line has no newline after it
     if counts["code"] < 0:
         counts["prose"] += counts["code"]

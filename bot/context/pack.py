@@ -157,7 +157,7 @@ class Packer:
         item = t.item
         total = _units(item, range(len(item.chunks)))
         if not picked:
-            size = sum(self.estimate(c) for c in item.chunks)
+            size = sum(self.estimate(c) for c in item.chunks) + self.overhead(item)
             self.omitted.append(
                 Omitted(
                     path=item.path or item.kind,

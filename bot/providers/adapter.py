@@ -33,7 +33,7 @@ from bot.providers.capabilities import ModelCapabilities, cost_usd
 from bot.providers.errors import scrub
 from bot.providers.refs import ModelRef
 from bot.providers.schema import extract_json
-from bot.tokens import TextKind, TokenEstimator, kinds_of
+from bot.tokens import KINDS, TextKind, TokenEstimator, kinds_of
 
 log = structlog.get_logger(__name__)
 ErrorT = TypeVar("ErrorT", bound=ProviderError)
@@ -213,9 +213,9 @@ class Adapter(ABC):
 def sent_kinds(request: ModelCall[Any], sent_chars: int) -> dict[TextKind, int]:
     """What a request sent, per kind of text: its system blocks and messages split line by
     line; the rest of what the adapter counted (tool schemas, JSON framing) is data."""
-    kinds: dict[TextKind, int] = {"code": 0, "prose": 0, "data": 0}
+    kinds: dict[TextKind, int] = dict.fromkeys(KINDS, 0)
     for text in [*(b.text for b in request.system), *(m.content for m in request.messages)]:
         for kind, n in kinds_of(text).items():
             kinds[kind] += n
-    kinds["data"] = max(sent_chars - kinds["code"] - kinds["prose"], 0)
+    kinds["data"] = max(sent_chars - sum(kinds.values()), 0)
     return kinds

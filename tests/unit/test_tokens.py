@@ -19,7 +19,9 @@ def test_lines_are_split_into_prose_and_code() -> None:
     assert line_kind("x = 1") == "code"
     sentence = "A sentence of plain English words here."
     kinds = kinds_of(f"{sentence}\nfoo(bar)\n")
-    assert kinds == {"code": len("foo(bar)\n"), "prose": len(sentence) + 1, "data": 0}
+    assert kinds == {"code": len("foo(bar)\n"), "prose": len(sentence) + 1, "data": 0, "gutter": 0}
+    numbered = kinds_of("  86 + value = compute(x)")
+    assert numbered["gutter"] == len("  86 + ") and numbered["code"] == len("value = compute(x)")
     assert sum(kinds_of(CODE).values()) == len(CODE)
 
 
@@ -31,10 +33,12 @@ def test_the_fake_counts_code_and_prose_differently_like_real_tokenizers() -> No
 
 
 def test_starting_ratios_err_on_the_side_of_bigger() -> None:
+    """Uncalibrated, the code ratio is set for dense code (Go, JS: about 3.4 characters a
+    token by the fake), so Python, which tokenizes looser, is overestimated by up to 25%."""
     estimator = TokenEstimator()
     for text in (CODE, PROSE):
         assert estimator.estimate(text) >= count_tokens(text)
-        assert estimator.estimate(text) <= 1.15 * count_tokens(text)
+        assert estimator.estimate(text) <= 1.25 * count_tokens(text)
 
 
 def test_mixed_calls_calibrate_each_kind() -> None:

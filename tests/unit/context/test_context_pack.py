@@ -118,11 +118,14 @@ def test_one_huge_file_cannot_starve_the_rest() -> None:
 
 
 def test_what_did_not_fit_is_listed_by_path() -> None:
-    built = build(1_500)
+    built = build(2_500)
     reasons = {o.path: o.reason for o in built.omitted}
     assert "did not fit" in reasons["README.md"]
     assert "did not fit" in reasons["tests/test_small.py"]
     assert all(o.reason for o in built.omitted)
+    # With less room the list names what it can and counts the rest by kind.
+    tight = build(1_500)
+    assert tight.omitted[-1].reason == "not listed (1 test, 1 guidance)"
 
 
 def test_a_long_not_included_list_is_counted_not_dropped() -> None:

@@ -7,7 +7,7 @@ from bot.context.shown import shown_lines
 
 
 def section(kind: str, path: str, text: str) -> Section:
-    return Section(kind=kind, path=path, why="", text=text, tokens=1)  # type: ignore[arg-type]
+    return Section(kind=kind, path=path, why="", text=text, tokens=1)
 
 
 def test_diff_lines_count_on_the_new_side_only() -> None:
