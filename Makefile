@@ -48,6 +48,7 @@ bench: $(STAMP) redis
 	$(BIN)/python bench/webhook.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/negotiation.py
+	$(BIN)/python bench/advisory.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

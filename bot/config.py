@@ -77,6 +77,8 @@ MAX_NODES = 10_000  # counted after alias expansion, so an anchors bomb stops he
 _SHOWN = 80  # characters of a repo-supplied value echoed in a reason
 
 GateMode = Literal["verdict", "advisory"]
+CommentMode = Literal["full", "compact"]  # as `bot.render.markdown` reads them
+Severity = Literal["critical", "major", "minor", "nit"]
 KeyPath = tuple[str | int, ...]
 
 
@@ -171,6 +173,11 @@ class RepoConfig(_Section):
     paths: PathsSection = Field(default_factory=PathsSection)
     context: ContextConfig = Field(default_factory=ContextConfig)
     language: Language | None = None
+    # The sticky comment: `full` (the visible part, then collapsed sections) or `compact`
+    # (the visible part only); how many findings it lists, and from which severity up.
+    comment: CommentMode = "full"
+    max_findings: int = Field(default=7, ge=1, le=50)
+    min_severity: Severity = "minor"
 
     @field_validator("max_cost_usd", "max_pr_cost_usd")
     @classmethod
@@ -233,6 +240,9 @@ class EffectiveConfig(BaseModel):
     ignore_paths: list[str] = Field(default_factory=list)
     context_max_tokens: int = 60_000
     language: str | None = None  # None: English
+    comment: CommentMode = "full"
+    max_findings: int = Field(default=7, ge=1, le=50)
+    min_severity: Severity = "minor"
 
     def is_trigger_label(self, name: str) -> bool:
         """GitHub treats label names case-insensitively; so do we."""
@@ -561,6 +571,9 @@ def _merge(repo: RepoConfig, settings: Settings) -> EffectiveConfig:
         ignore_paths=list(repo.paths.ignore),
         context_max_tokens=repo.context.max_tokens or settings.context_tokens,
         language=repo.language,
+        comment=repo.comment,
+        max_findings=repo.max_findings,
+        min_severity=repo.min_severity,
     )
 
 
@@ -617,6 +630,9 @@ def effective_yaml(config: EffectiveConfig) -> str:
         "paths": {"ignore": config.ignore_paths},
         "context": {"max_tokens": config.context_max_tokens},
         "language": config.language,
+        "comment": config.comment,
+        "max_findings": config.max_findings,
+        "min_severity": config.min_severity,
     }
     dumped: str = yaml.safe_dump(layout, sort_keys=False, default_flow_style=False)
     return dumped

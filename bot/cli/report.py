@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from bot.render import conclusion_for, render_comment
+from bot.render.markdown import comment_options
 from bot.render.terminal import render_advisory, render_text, summary_line
 from bot.render.usage import cost_known
 from bot.review import Advisory
@@ -18,8 +19,9 @@ from bot.review.assemble import PreparedReview
 
 def emit(advisory: Advisory, prepared: PreparedReview, output: str, err: Console) -> None:
     """The advisory on stdout in `output`'s format, then the summary line on stderr."""
+    options = comment_options(prepared.setup.config)
     if output == "json":
-        markdown = render_comment(advisory)
+        markdown = render_comment(advisory, options=options)
         gate = prepared.setup.config.gate
         typer.echo(json.dumps(advisory_json(advisory, markdown, gate), indent=2))
     elif output == "text":
@@ -30,7 +32,7 @@ def emit(advisory: Advisory, prepared: PreparedReview, output: str, err: Console
         else:  # a file or a pipe: plain lines, no trailing padding
             typer.echo(render_text(advisory), nl=False)
     else:
-        typer.echo(render_comment(advisory))
+        typer.echo(render_comment(advisory, options=options))
     err.print(f"council: {summary_line(advisory)}", highlight=False, markup=False)
 
 

@@ -10,7 +10,8 @@ An advisory is never dropped because GitHub would not take it:
   its advisory, and the `publish_pending` job posts it later: deferred by
   COUNCIL_PUBLISH_RETRY_S, doubling each try (or by the rate limit's `retry-after`), for
   `PUBLISH_TRIES` tries; after the last one the check run says the advisory could not be
-  posted. The job carries what the record does not (gate, setup note, task type).
+  posted. The job carries what the record does not (gate, setup note, task type, and the
+  repository's comment options: `comment`, `max_findings`, `min_severity`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from bot.queue.jobcontext import JobContext
 from bot.queue.problems import setup_note
 from bot.render import conclusion_for, render_check_run, render_comment
 from bot.render.checks import CheckRunOutput, Gate
+from bot.render.markdown import CommentOptions, comment_options
 from bot.review import Advisory
 from bot.review.run import record_deferred, record_published
 from bot.review.setup import RepoSetup
@@ -71,6 +73,9 @@ class PendingPublication(BaseModel):
     gate: Gate = "verdict"
     note: str = ""  # the repository's setup problems, for the check run's summary
     attempt: int = 0  # 0: the deliberation job's own; then each `publish_pending` try
+    # The repository's `comment`, `max_findings`, `min_severity`: the record keeps only the
+    # advisory, so a kept advisory is rendered later as the repo asked.
+    comment: CommentOptions = CommentOptions()
 
 
 async def publish(
@@ -89,10 +94,11 @@ async def publish(
         task_type=task_type,
         gate=setup.config.gate,
         note=setup_note(setup),
+        comment=comment_options(setup.config),
     )
     conclusion = conclusion_for(advisory.resolution, pending.gate)
     try:
-        comment = await _post_comment(deps, ctx.client, record, pull.number, advisory)
+        comment = await _post_comment(deps, ctx.client, record, pull.number, advisory, pending)
         output = _check_run_output(advisory, pending, comment.html_url)
         await lifecycle.complete(output, conclusion, details_url=comment.html_url)
     except GitHubError as error:
@@ -118,7 +124,7 @@ async def publish_pending(ctx: dict[str, Any], payload: dict[str, Any]) -> str:
         if await _superseded(deps, record):
             return await _give_up(deps, client, record, advisory, superseded=True)
         try:
-            comment = await _post_comment(deps, client, record, record.pr_number, advisory)
+            comment = await _post_comment(deps, client, record, record.pr_number, advisory, pending)
             await _complete(deps, client, record, advisory, pending, comment)
         except GitHubError as error:
             if pending.attempt >= PUBLISH_TRIES:
@@ -134,7 +140,12 @@ async def publish_pending(ctx: dict[str, Any], payload: dict[str, Any]) -> str:
 
 
 async def _post_comment(
-    deps: WorkerDeps, client: RepoClient, record: DeliberationRecord, pr: int, advisory: Advisory
+    deps: WorkerDeps,
+    client: RepoClient,
+    record: DeliberationRecord,
+    pr: int,
+    advisory: Advisory,
+    pending: PendingPublication,
 ) -> PostedComment:
     """The sticky comment, rendered shorter while GitHub refuses it as too long."""
     login = await deps.github.app_login()
@@ -144,8 +155,9 @@ async def _post_comment(
         timeout=2 * deps.settings.github_retry_budget_s + 120,
     )
     limit = COMMENT_MAX_CHARS
+    options = pending.comment.model_copy(update={"gate": pending.gate})
     while True:
-        body = render_comment(advisory, max_chars=limit, repo=record.repo)
+        body = render_comment(advisory, max_chars=limit, repo=record.repo, options=options)
         try:
             async with lock:
                 return await upsert_sticky_comment(client, pr, body, login)

@@ -1,13 +1,28 @@
-"""The advisory as the sticky PR comment.
+"""The advisory as the sticky PR comment: one screen by default.
 
-Layout: marker, verdict line, partial-advisory banner, top findings; then the synthesis
-(Consensus, Divergence, Recommendation, Tradeoff map, Action items), Conditions, the merged
-findings, the vote table; then `<details>` for each assessment, the discussion and the cost.
+The visible part (outside every `<details>`) is what a reader sees without a click, and it
+is bounded by caps, not by luck: the verdict line (resolution, check conclusion,
+confidence, seats), the partial-advisory banner, the chair's verdict sentence, up to
+`max_findings` findings at or above `min_severity` (red flags first; "N more" points to
+the collapsed list), the recommendation, the conditions (at most 5), at most 5 action
+items and the vote table (short cells: the conditions themselves are listed once, above).
+Every item has its own character cap; should the whole still exceed `VISIBLE_TARGET`, the
+item caps shrink (`_SCALES`) until it fits.
 
-GitHub refuses comments over 65,536 characters, so the comment is shrunk to `max_chars`
-in this order: per-assessment details (longest first), the discussion, the findings table
-(beyond the first rows, with "and K more"), then whole synthesis sections. The verdict, the
-banner and the top findings are never dropped.
+Collapsed, each with its own cap (`SECTION_CAPS`): all findings in full, the chair's
+synthesis in full (consensus, divergence, tradeoff map, peer ranking), one section per
+assessment (its findings only by number: they are in "All findings"), the discussion
+(identical points of one round said once, with every seat that made them) and the cost.
+`comment: compact` keeps the visible part only, with a one-line pointer to the check run.
+
+Text is never cut mid-sentence: `clip` keeps whole sentences (or list items) and says "…"
+where it left the rest out; only a single sentence longer than its cap is cut, at a word
+boundary. A section over its cap keeps its first whole items and says how many it left out.
+
+GitHub refuses comments over 65,536 characters, so the comment is also shrunk to
+`max_chars`: per-assessment details (longest first), the discussion, the all-findings
+list, the synthesis section, then the visible findings. The verdict and the banner are
+never dropped.
 
 Every model-written string goes through `bot.safety`; table cells additionally
 escape `|` and stay on one line. Links in the composed comment that do not point into the
@@ -17,18 +32,25 @@ must not be able to put a phishing link under the App's name.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from bot.council.advisory import (
+    SEVERITY_ORDER,
     Advisory,
     MergedFinding,
     Resolution,
+    RoundMessage,
+    RoundRecord,
     SeatReport,
     SeatState,
     TopFinding,
 )
-from bot.council.schemas import Assessment
+from bot.council.schemas import Assessment, Severity
 from bot.render.usage import cost_text, usage_notes
 from bot.safety import defuse_links, sanitize_html_text, sanitize_inline, sanitize_markdown
 
@@ -36,8 +58,14 @@ __all__ = [
     "COMMENT_MARKER",
     "RESOLUTION_EMOJI",
     "RESOLUTION_TITLE",
+    "SECTION_CAPS",
     "SEVERITY_EMOJI",
+    "VISIBLE_TARGET",
+    "CommentMode",
+    "CommentOptions",
     "cell",
+    "clip",
+    "comment_options",
     "missing_perspectives",
     "partial_banner",
     "raised_by",
@@ -45,6 +73,7 @@ __all__ = [
     "seats_phrase",
     "top_findings_table",
     "verdict_heading",
+    "visible_text",
 ]
 
 # Finds the sticky comment again (with the App's login: anyone can paste the marker).
@@ -82,31 +111,109 @@ STATE_TEXT = {
     SeatState.SKIPPED: "skipped",
 }
 
-# Per-field limits: generous for reading, small enough that one runaway answer cannot
-# crowd out the rest of the comment.
+CommentMode = Literal["full", "compact"]
+VISIBLE_TARGET = 6_000  # characters outside <details>, for any protocol and board size
+# Each collapsed section's cap (characters of its body).
+SECTION_CAPS: dict[str, int] = {
+    "findings": 12_000,
+    "synthesis": 5_000,
+    "assessment": 4_000,
+    "discussion": 8_000,
+    "cost": 1_500,
+}
+MAX_ACTION_ITEMS = 5
+MAX_CONDITIONS = 5
+# Item caps of the visible part at scale 1.0 (`_SCALES` shrinks them when needed).
+_VISIBLE_CAPS = {
+    "sentence": 400,
+    "why": 500,
+    "topic": 200,
+    "title": 140,
+    "detail": 160,
+    "location": 70,
+    "recommendation": 700,
+    "item": 220,
+    "name": 40,
+    "note": 400,
+}
+_SCALES = (1.0, 0.75, 0.5, 0.35, 0.25)
 _CELL = 300
 _TITLE = 200
-_PROSE = 4_000
 _ITEM = 1_000
-_FINDINGS_SHOWN = 30
+
+
+class CommentOptions(BaseModel):
+    """The repository's choices for its comment (`.github/council.yml`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    comment: CommentMode = "full"
+    max_findings: int = Field(default=7, ge=1, le=50)
+    min_severity: Severity = "minor"
+    gate: Literal["verdict", "advisory"] = "verdict"
+
+
+class CommentKeys(Protocol):
+    """Where the options come from: the repository's effective config."""
+
+    @property
+    def comment(self) -> CommentMode: ...
+    @property
+    def max_findings(self) -> int: ...
+    @property
+    def min_severity(self) -> Severity: ...
+    @property
+    def gate(self) -> Literal["verdict", "advisory"]: ...
+
+
+def comment_options(config: CommentKeys) -> CommentOptions:
+    """The repository's comment options (the same for the App's comment and the CLI's)."""
+    return CommentOptions(
+        comment=config.comment,
+        max_findings=config.max_findings,
+        min_severity=config.min_severity,
+        gate=config.gate,
+    )
+
+
+# --- clipping at sentence boundaries ---------------------------------------------------------
+
+_SENTENCE_END = re.compile(r"[.!?…](?=[\"')\]]*(\s|$))[\"')\]]*|\n")
 
 
 def clip(text: str, limit: int) -> str:
-    """`text` in at most `limit` characters, cut with an ellipsis."""
+    """`text` in at most `limit` characters: whole sentences (or lines), then " …" where the
+    rest was left out. Only a first sentence longer than `limit` is cut, at a word."""
     text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    if len(text) <= limit:
+        return text
+    room = limit - 2  # for " …"
+    cut = 0
+    for m in _SENTENCE_END.finditer(text):
+        if m.end() > room:
+            break
+        cut = m.end()
+    kept = text[:cut].rstrip()
+    if kept:  # (text clipped before already ends "…": said once)
+        return kept if kept.endswith("…") else kept + " …"
+    words = text[: limit - 1]
+    space = words.rfind(" ")
+    if space > limit // 3:
+        words = words[:space]
+    return words.rstrip(" ,;:-") + "…"
 
 
 def cell(text: str | None, limit: int = _CELL) -> str:
     """Model text as one table cell: sanitized, one line, `|` escaped."""
-    return sanitize_inline(clip(text or "", limit)).replace("|", "\\|") or " "
+    one_line = " ".join((text or "").split())
+    return sanitize_inline(clip(one_line, limit)).replace("|", "\\|") or " "
 
 
 def _inline(text: str, limit: int = _ITEM) -> str:
-    return sanitize_inline(clip(text, limit))
+    return sanitize_inline(clip(" ".join(text.split()), limit))
 
 
-def _block(text: str, limit: int = _PROSE) -> str:
+def _block(text: str, limit: int) -> str:
     return sanitize_markdown(clip(text, limit))
 
 
@@ -133,7 +240,34 @@ def _bullets(items: Sequence[str], limit: int = _ITEM) -> str:
     return "\n".join(f"- {_inline(i, limit)}" for i in items if i.strip())
 
 
-# --- head: verdict, banner, top findings (never dropped) -----------------------------------
+def _capped(parts: Sequence[str], cap: int, noun: str = "item", sep: str = "\n") -> str:
+    """Whole parts while they fit in `cap`, then a line saying how many were left out."""
+    out: list[str] = []
+    used = 0
+    room = cap - 80  # for the line saying what was left out
+    for i, part in enumerate(parts):
+        if used + len(part) + len(sep) > room:
+            if not out:  # a first part alone too long: its whole sentences or lines
+                out.append(clip(part, room))
+                i += 1
+            left = len(parts) - i
+            if left:
+                out.append(f"\n_…{_count(left, noun)} left out for length._")
+            break
+        out.append(part)
+        used += len(part) + len(sep)
+    return sep.join(out)
+
+
+_DETAILS_BLOCK = re.compile(r"<details>.*?</details>", re.DOTALL)
+
+
+def visible_text(comment: str) -> str:
+    """What a reader sees without opening anything: the comment outside `<details>`."""
+    return _DETAILS_BLOCK.sub("", comment)
+
+
+# --- head: verdict, banner (never dropped) ---------------------------------------------------
 
 
 def seats_phrase(advisory: Advisory) -> str:
@@ -148,20 +282,30 @@ def verdict_heading(advisory: Advisory) -> str:
     return f"{RESOLUTION_EMOJI[r]} {RESOLUTION_TITLE[r]}"
 
 
-def _verdict_lines(advisory: Advisory) -> list[str]:
-    facts = [seats_phrase(advisory), f"protocol `{advisory.protocol}`"]
+def _conclusion(advisory: Advisory, gate: Literal["verdict", "advisory"]) -> str:
+    from bot.render.checks import conclusion_for  # checks imports this module
+
+    return conclusion_for(advisory.resolution, gate)
+
+
+def _verdict_lines(advisory: Advisory, options: CommentOptions, caps: dict[str, int]) -> list[str]:
+    facts = [
+        f"check `{_conclusion(advisory, options.gate)}`",
+        seats_phrase(advisory),
+        f"protocol `{advisory.protocol}`",
+    ]
     if advisory.resolution.is_verdict:
-        facts.insert(0, f"**confidence {_pct(advisory.confidence)}**")
+        facts.insert(1, f"**confidence {_pct(advisory.confidence)}**")
     lines = [f"## {verdict_heading(advisory)}\n" + " · ".join(facts)]
     banner = partial_banner(advisory)
     if banner:  # lost seats are said first, before anything the remaining seats said
         lines.append(banner)
     if advisory.synthesis and advisory.synthesis.verdict_sentence.strip():
-        lines.append(f"> {_inline(advisory.synthesis.verdict_sentence, 500)}")
+        lines.append(f"> {_inline(advisory.synthesis.verdict_sentence, caps['sentence'])}")
     if advisory.reason:
-        lines.append(f"**Why:** {_inline(advisory.reason, 1_000)}")
+        lines.append(f"**Why:** {_inline(advisory.reason, caps['why'])}")
     if advisory.topic.strip():
-        lines.append(f"**Topic:** {_inline(advisory.topic, 300)}")
+        lines.append(f"**Topic:** {_inline(advisory.topic, caps['topic'])}")
     return lines
 
 
@@ -182,7 +326,7 @@ def partial_banner(advisory: Advisory) -> str | None:
     if not (advisory.partial or lost) or advisory.resolution is Resolution.NO_QUORUM:
         return None
     valid, total = len(advisory.valid_seats()), len(advisory.seats)
-    missing = ", ".join(_inline(m, 300) for m in missing_perspectives(advisory)) or "unknown"
+    missing = "; ".join(_inline(m, 120) for m in missing_perspectives(advisory)[:9]) or "unknown"
     return (
         f"> ⚠️ **Partial advisory ({valid} of {total} seats).** Missing perspectives: "
         f"{missing}. This advisory does not guess what they would have said."
@@ -192,6 +336,13 @@ def partial_banner(advisory: Advisory) -> str | None:
 def raised_by(advisory: Advisory, seat_ids: Sequence[str]) -> str:
     labels = ", ".join(advisory.label_for(s) for s in seat_ids)
     return f"{_count(len(seat_ids), 'seat')} ({labels})" if seat_ids else "-"
+
+
+def _raised_short(advisory: Advisory, seat_ids: Sequence[str]) -> str:
+    """ "2 seats (Member A, Member C)"; beyond three seats only the count."""
+    if len(seat_ids) > 3:
+        return _count(len(seat_ids), "seat")
+    return raised_by(advisory, seat_ids)
 
 
 def _top_row(advisory: Advisory, item: TopFinding) -> list[str]:
@@ -208,6 +359,7 @@ def _top_row(advisory: Advisory, item: TopFinding) -> list[str]:
 
 
 def top_findings_table(advisory: Advisory, limit: int | None = None) -> str:
+    """The advisory's top findings as a table (the check run's summary shows it)."""
     items = advisory.top_findings
     shown = items if limit is None else items[:limit]
     rows = [_top_row(advisory, i) for i in shown]
@@ -221,28 +373,240 @@ def _seat_state_table(advisory: Advisory) -> str:
     rows = [
         [
             s.label,
-            cell(s.persona_name),
-            cell(s.model),
+            cell(s.persona_name, 60),
+            cell(s.model, 60),
             STATE_TEXT[s.state],
-            cell(s.error or ""),
+            cell(s.error or "", 160),
         ]
         for s in advisory.seats
     ]
     return "### Seats\n\n" + _table(["Seat", "Persona", "Model", "State", "Error"], rows)
 
 
-def _head(advisory: Advisory, top_limit: int | None = None) -> str:
-    parts = [COMMENT_MARKER, *_verdict_lines(advisory)]
+# --- the visible findings ----------------------------------------------------------------------
+
+
+def _listed(advisory: Advisory, options: CommentOptions) -> list[int]:
+    """Indices (into `advisory.findings`) of the findings at or above `min_severity`."""
+    floor = SEVERITY_ORDER[options.min_severity]
+    order = sorted(
+        range(len(advisory.findings)),
+        key=lambda i: (
+            SEVERITY_ORDER[advisory.findings[i].severity],
+            -advisory.findings[i].consensus,
+            i,
+        ),
+    )
+    return [i for i in order if SEVERITY_ORDER[advisory.findings[i].severity] <= floor]
+
+
+def _red_flags(advisory: Advisory) -> list[TopFinding]:
+    return [t for t in advisory.top_findings if t.kind == "red_flag"]
+
+
+def _first_sentence(text: str, limit: int) -> str:
+    """The detail's first whole sentence(s) within `limit`, or nothing."""
+    clipped = clip(" ".join(text.split()), limit)
+    if clipped.endswith("…") and not clipped.endswith(" …"):
+        return ""  # one long sentence: the title alone says it; the rest is collapsed
+    return clipped.removesuffix(" …")
+
+
+def _same_point(a: MergedFinding, b: MergedFinding) -> bool:
+    """Two merged findings that say the same thing in other words: same place, same
+    severity, same first sentence of detail (the chair's merge missed a rewording)."""
+    return (
+        a.location() == b.location()
+        and a.severity == b.severity
+        and _norm(_first_sentence(a.detail, 10_000)) == _norm(_first_sentence(b.detail, 10_000))
+    )
+
+
+def _grouped(advisory: Advisory, indices: Sequence[int]) -> list[tuple[int, list[str]]]:
+    """The listed findings, each point once: (index, every seat that raised it)."""
+    groups: list[tuple[int, list[str]]] = []
+    for i in indices:
+        f = advisory.findings[i]
+        same = next((g for g in groups if _same_point(advisory.findings[g[0]], f)), None)
+        if same is None:
+            groups.append((i, list(f.raised_by)))
+        else:
+            same[1].extend(s for s in f.raised_by if s not in same[1])
+    return groups
+
+
+def _visible_findings(
+    advisory: Advisory, options: CommentOptions, caps: dict[str, int], *, compact: bool
+) -> str:
+    flags = _red_flags(advisory)
+    groups = _grouped(advisory, _listed(advisory, options))
+    rows: list[list[str]] = []
+    for flag in flags[: options.max_findings]:
+        rows.append(
+            [
+                "🚩 red flag",
+                "-",
+                cell(flag.title, caps["title"]),
+                _raised_short(advisory, flag.raised_by),
+            ]
+        )
+    shown_flags = len(rows)
+    room = max(0, options.max_findings - shown_flags)
+    shown_groups = groups[:room]
+    for i, seats in shown_groups:
+        f = advisory.findings[i]
+        detail = _first_sentence(f.detail, caps["detail"])
+        text = f"**{cell(f.title, caps['title'])}**"
+        if detail:
+            text += f" {cell(detail, caps['detail'])}"
+        rows.append(
+            [
+                f"#{i + 1} {SEVERITY_EMOJI[f.severity]} {f.severity}",
+                cell(f.location(), caps["location"]),
+                text,
+                cell(_raised_short(advisory, seats)),
+            ]
+        )
+    covered = {
+        j
+        for i, _ in shown_groups
+        for j in range(len(advisory.findings))
+        if j == i or _same_point(advisory.findings[i], advisory.findings[j])
+    }
+    more = len(advisory.findings) - len(covered)
+    hidden_flags = len(flags) - shown_flags
+    if not rows and not more:
+        return ""
+    parts = ["### Findings"]
+    if rows:
+        parts.append(_table(["Severity", "Location", "Finding", "Raised by"], rows))
+    if more or hidden_flags:
+        floor = SEVERITY_ORDER[options.min_severity]
+        below = sum(1 for f in advisory.findings if SEVERITY_ORDER[f.severity] > floor)
+        said = [_count(more, "more finding")] if more else []
+        if hidden_flags:
+            said.append(_count(hidden_flags, "more red flag"))
+        where = "the check run" if compact else "**All findings** below"
+        extra = f", {below} of them below `{options.min_severity}`" if below and more else ""
+        parts.append(f"…and {' and '.join(said)}{extra}: see {where}.")
+    return "\n\n".join(parts)
+
+
+# --- the rest of the visible part ------------------------------------------------------------
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+
+
+def _recommendation(advisory: Advisory, caps: dict[str, int]) -> str:
+    s = advisory.synthesis
+    if s is None or not s.recommendation.strip():
+        return ""
+    return "### Recommendation\n\n" + _block(s.recommendation, caps["recommendation"])
+
+
+def _conditions(advisory: Advisory, caps: dict[str, int]) -> str:
+    if not advisory.conditions:
+        return ""
+    items = advisory.conditions[:MAX_CONDITIONS]
+    return "### Conditions\n\n" + _bullets(items, caps["item"])
+
+
+def _action_items(advisory: Advisory, caps: dict[str, int]) -> str:
+    s = advisory.synthesis
+    if s is None:
+        return ""
+    said = {_norm(c) for c in advisory.conditions}  # a condition is not said twice
+    items = [a for a in s.action_items if a.strip() and _norm(a) not in said]
+    items = list(dict.fromkeys(items))[:MAX_ACTION_ITEMS]
+    if not items:
+        return ""
+    lines = [f"{n}. {_inline(a, caps['item'])}" for n, a in enumerate(items, 1)]
+    return "### Action items\n\n" + "\n".join(lines)
+
+
+def _vote_cells(seat: SeatReport) -> tuple[str, str, str]:
+    if seat.vote is not None:
+        v = seat.vote
+        return v.vote, _pct(v.confidence), str(len(v.conditions)) if v.conditions else "-"
+    if not seat.is_valid or seat.assessment is None:
+        return f"- ({STATE_TEXT[seat.state]})", "-", "-"
+    a = seat.assessment
+    verdict = "ABSTAIN" if seat.state is SeatState.ABSTAINED else a.verdict
+    concerns = len(a.concerns) if a.verdict == "CONCERNS" else 0
+    return verdict, f"{a.confidence}%", str(concerns) if concerns else "-"
+
+
+def _votes(advisory: Advisory, caps: dict[str, int]) -> str:
+    if not advisory.seats:
+        return ""
+    rows = [
+        [s.label, cell(s.persona_name, caps["name"]), cell(s.model, caps["name"]), *_vote_cells(s)]
+        for s in advisory.seats
+    ]
+    voted = any(s.vote is not None for s in advisory.seats)
+    title = "Votes" if voted else "Verdicts by seat"
+    header = ["Seat", "Persona", "Model", "Vote" if voted else "Verdict", "Confidence"]
+    return f"### {title}\n\n" + _table([*header, "Conditions" if voted else "Concerns"], rows)
+
+
+def _notes(advisory: Advisory, caps: dict[str, int], *, compact: bool) -> str:
+    notes = [f"_Note: {_inline(n, caps['note'])}_" for n in advisory.notes[:3] if n.strip()]
+    if len(advisory.notes) > 3:
+        where = "" if compact else " in the synthesis below"
+        notes.append(f"_…{_count(len(advisory.notes) - 3, 'more note')}{where}._")
+    return "\n\n".join(notes)
+
+
+def _visible(
+    advisory: Advisory, options: CommentOptions, scale: float, findings_on: bool
+) -> list[str]:
+    caps = {k: max(40, int(v * scale)) for k, v in _VISIBLE_CAPS.items()}
+    parts = [COMMENT_MARKER, *_verdict_lines(advisory, options, caps)]
     if advisory.resolution in (Resolution.NO_QUORUM, Resolution.FAILED) and advisory.seats:
         parts.append(_seat_state_table(advisory))
     if advisory.resolution is Resolution.COST_LIMIT:
         parts.append("_What the council gathered before the limit:_")
-    if advisory.top_findings:
-        parts.append(top_findings_table(advisory, top_limit))
-    return "\n\n".join(parts)
+    if findings_on:
+        parts.append(
+            _visible_findings(advisory, options, caps, compact=options.comment == "compact")
+        )
+    parts += [
+        _recommendation(advisory, caps),
+        _conditions(advisory, caps),
+        _action_items(advisory, caps),
+        _votes(advisory, caps),
+        _notes(advisory, caps, compact=options.comment == "compact"),
+    ]
+    return [p for p in parts if p]
 
 
-# --- synthesis, conditions, findings, votes -------------------------------------------------
+# --- collapsed: all findings, synthesis, assessments, discussion, cost -----------------------
+
+
+def _finding_item(advisory: Advisory, n: int, f: MergedFinding) -> str:
+    line = (
+        f"{n}. {SEVERITY_EMOJI[f.severity]} **{f.severity}** · `{_inline(f.location(), 200)}` · "
+        f"**{_inline(f.title, _TITLE)}** ({_inline(raised_by(advisory, f.raised_by), 300)})"
+    )
+    line += f"\n   {_inline(f.detail, 900)}"
+    if f.suggestion:
+        line += f"\n   _Suggestion:_ {_inline(f.suggestion, 600)}"
+    return line
+
+
+def _all_findings(advisory: Advisory) -> str:
+    if not advisory.findings:
+        return ""
+    items = [_finding_item(advisory, n, f) for n, f in enumerate(advisory.findings, 1)]
+    body = _capped(items, SECTION_CAPS["findings"], "finding")
+    counts = ", ".join(
+        f"{sum(1 for f in advisory.findings if f.severity == sev)} {sev}"
+        for sev in SEVERITY_ORDER
+        if any(f.severity == sev for f in advisory.findings)
+    )
+    return _details(f"All findings ({len(advisory.findings)}: {counts})", body)
 
 
 def _divergence(advisory: Advisory) -> str:
@@ -250,7 +614,7 @@ def _divergence(advisory: Advisory) -> str:
     lines: list[str] = []
     for d in advisory.synthesis.divergence:
         lines.append(f"- **{_inline(d.point, 300)}**")
-        lines += [f"  - {_inline(side)}" for side in d.sides if side.strip()]
+        lines += [f"  - {_inline(side, 500)}" for side in d.sides if side.strip()]
     return "\n".join(lines)
 
 
@@ -260,91 +624,33 @@ def _tradeoff_map(advisory: Advisory) -> str:
     for dim in advisory.synthesis.tradeoff_map:
         for i, opt in enumerate(dim.options):
             first = cell(dim.dimension, 100) if i == 0 else " "
-            rows.append([first, cell(opt.option, 100), cell(opt.pro), cell(opt.con)])
+            rows.append([first, cell(opt.option, 100), cell(opt.pro, 200), cell(opt.con, 200)])
     return _table(["Dimension", "Option", "Pro", "Con"], rows)
 
 
-def _synthesis_sections(advisory: Advisory) -> list[str]:
+def _synthesis(advisory: Advisory) -> str:
     s = advisory.synthesis
-    if s is None:
-        return []
-    sections: list[tuple[str, str]] = [
-        ("Consensus", _bullets(s.consensus)),
-        ("Divergence", _divergence(advisory) if s.divergence else ""),
-        ("Recommendation", _block(s.recommendation) if s.recommendation.strip() else ""),
-        ("Tradeoff map", _tradeoff_map(advisory) if s.tradeoff_map else ""),
-        (
-            "Action items",
-            "\n".join(f"{n}. {_inline(a)}" for n, a in enumerate(s.action_items, 1) if a.strip()),
-        ),
-    ]
-    return [f"### {title}\n\n{body}" for title, body in sections if body.strip()]
-
-
-def _conditions(advisory: Advisory) -> str:
-    if not advisory.conditions:
-        return ""
-    return "### Conditions\n\n" + _bullets(advisory.conditions)
-
-
-def _finding_row(advisory: Advisory, f: MergedFinding) -> list[str]:
-    return [
-        f"{SEVERITY_EMOJI[f.severity]} {f.severity}",
-        cell(f.location()),
-        f"**{cell(f.title, _TITLE)}** {cell(f.detail, 240)}",
-        cell(raised_by(advisory, f.raised_by)),
-    ]
-
-
-def _findings(advisory: Advisory, limit: int) -> str:
-    findings = advisory.findings
-    if not findings:
-        return ""
-    shown = findings[:limit]
-    text = "### Findings\n\n"
-    if shown:
-        rows = [_finding_row(advisory, f) for f in shown]
-        text += _table(["Severity", "Location", "Finding", "Raised by"], rows)
-    if len(findings) > len(shown):
-        text += f"\n\n…and {len(findings) - len(shown)} more (see the check run's annotations)."
-    return text
-
-
-def _vote_cells(seat: SeatReport) -> tuple[str, str, str]:
-    if seat.vote is not None:
-        v = seat.vote
-        return v.vote, _pct(v.confidence), cell("; ".join(v.conditions))
-    if not seat.is_valid or seat.assessment is None:
-        return f"- ({STATE_TEXT[seat.state]})", "-", " "
-    a = seat.assessment
-    verdict = "ABSTAIN" if seat.state is SeatState.ABSTAINED else a.verdict
-    condition = "; ".join(a.concerns) if a.verdict == "CONCERNS" else ""
-    return verdict, f"{a.confidence}%", cell(condition)
-
-
-def _votes(advisory: Advisory) -> str:
-    if not advisory.seats:
-        return ""
-    rows = [
-        [s.label, cell(s.persona_name, 100), cell(s.model, 100), *_vote_cells(s)]
-        for s in advisory.seats
-    ]
-    voted = any(s.vote is not None for s in advisory.seats)
-    title = "Votes" if voted else "Verdicts by seat"
-    header = ["Seat", "Persona", "Model", "Vote" if voted else "Verdict", "Confidence"]
-    return f"### {title}\n\n" + _table([*header, "Condition"], rows)
-
-
-def _extras(advisory: Advisory) -> str:
-    lines: list[str] = []
+    parts: list[str] = []
+    if s is not None:
+        if s.consensus:
+            parts.append("**Consensus**\n\n" + _bullets(s.consensus, 500))
+        if s.divergence:
+            parts.append("**Divergence**\n\n" + _divergence(advisory))
+        if s.tradeoff_map:
+            parts.append("**Tradeoff map**\n\n" + _tradeoff_map(advisory))
+        if len(s.action_items) > MAX_ACTION_ITEMS:
+            rest = s.action_items[MAX_ACTION_ITEMS:]
+            parts.append("**More action items**\n\n" + _bullets(rest, 300))
     if advisory.peer_ranking:
-        ranking = " > ".join(advisory.label_for(s) for s in advisory.peer_ranking)
-        lines.append(f"**Peer ranking** (anonymized, best first): {ranking}")
-    lines += [f"_Note: {_inline(n, 500)}_" for n in advisory.notes if n.strip()]
-    return "\n\n".join(lines)
-
-
-# --- details: assessments, discussion, cost -------------------------------------------------
+        ranking = " > ".join(advisory.label_for(x) for x in advisory.peer_ranking)
+        parts.append(f"**Peer ranking** (anonymized, best first): {ranking}")
+    if len(advisory.notes) > 3:
+        parts.append("**More notes**\n\n" + _bullets(advisory.notes[3:], 400))
+    if not parts:
+        return ""
+    return _details(
+        "The chair's synthesis in full", _capped(parts, SECTION_CAPS["synthesis"], "part", "\n\n")
+    )
 
 
 def _lens_score(score: int | None) -> str:
@@ -353,78 +659,122 @@ def _lens_score(score: int | None) -> str:
 
 def _lens_table(a: Assessment, unscored: Sequence[str] = ()) -> str:
     """The seat's lens scores; a lens it did not score is a row "not scored"."""
-    rows = [[cell(s.lens, 80), _lens_score(s.score), cell(s.analysis, 600)] for s in a.lens_scores]
+    rows = [[cell(s.lens, 80), _lens_score(s.score), cell(s.analysis, 300)] for s in a.lens_scores]
     rows += [[cell(lens, 80), "not scored", ""] for lens in unscored]
     return _table(["Lens", "Score", "Analysis"], rows) if rows else ""
 
 
-def _seat_findings(a: Assessment) -> str:
-    lines = []
-    for f in a.findings:
-        where = _inline(f"{f.path}" + (f":L{f.start_line}" if f.start_line else ""), 200)
-        line = f"- {SEVERITY_EMOJI[f.severity]} **{_inline(f.title, _TITLE)}** ({where}): "
-        line += _inline(f.detail, 800)
-        if f.suggestion:
-            line += f" _Suggestion:_ {_inline(f.suggestion, 800)}"
-        lines.append(line)
-    return "\n".join(lines)
-
-
-def _assessment_body(a: Assessment, unscored: Sequence[str] = ()) -> str:
-    parts = [f"**Summary.** {_block(a.summary, 2_000)}", _lens_table(a, unscored)]
+def _assessment_body(
+    advisory: Advisory,
+    seat: SeatReport,
+    a: Assessment,
+    unscored: Sequence[str] = (),
+    seen: set[str] | None = None,
+) -> str:
+    """`seen`: the red flags, concerns and recommendations earlier seats' details listed;
+    one said again in the same words is counted, not repeated."""
+    seen = set() if seen is None else seen
+    parts = [f"**Summary.** {_block(a.summary, 1_200)}", _lens_table(a, unscored)]
     for title, items in (
         ("Red flags", a.red_flags),
         ("Concerns", a.concerns),
         ("Recommendations", a.recommendations),
     ):
+        new = [i for i in dict.fromkeys(items) if i.strip() and _norm(i) not in seen]
+        repeated = len([i for i in items if i.strip()]) - len(new)
+        seen.update(_norm(i) for i in new)
+        body = _bullets(new, 400)
+        if repeated:
+            also = f"+{repeated} said above"
+            body = f"{body}\n- _({also})_" if body else f"- _({also})_"
         if items:
-            parts.append(f"**{title}**\n\n{_bullets(items)}")
+            parts.append(f"**{title}**\n\n{body}")
     if a.questions:
         qs = [f"{q.to_member or 'everyone'}: {q.question}" for q in a.questions]
-        parts.append(f"**Questions**\n\n{_bullets(qs)}")
+        parts.append(f"**Questions**\n\n{_bullets(qs, 300)}")
     if a.findings:
-        parts.append(f"**Findings**\n\n{_seat_findings(a)}")
-    return "\n\n".join(p for p in parts if p)
+        numbers = [
+            f"#{n}" for n, f in enumerate(advisory.findings, 1) if seat.seat_id in f.raised_by
+        ]
+        where = f"merged into All findings as {', '.join(numbers)}" if numbers else "merged"
+        parts.append(f"**Findings:** {len(a.findings)} ({where}).")
+    if seat.vote is not None:
+        v = seat.vote
+        said = _norm(v.rationale) in seen
+        rationale = "_(the rationale said above)_" if said else _inline(v.rationale, 500)
+        seen.add(_norm(v.rationale))
+        vote = f"**Vote:** {v.vote} ({_pct(v.confidence)}). {rationale}"
+        conditions = [c for c in dict.fromkeys(v.conditions) if _norm(c) not in seen]
+        seen.update(_norm(c) for c in conditions)
+        if conditions:
+            vote += "\n\n" + _bullets(conditions, 300)
+        if len(v.conditions) > len(conditions):
+            vote += f"\n- _(+{len(v.conditions) - len(conditions)} said above)_"
+        parts.append(vote)
+    return _capped([p for p in parts if p], SECTION_CAPS["assessment"], "part", "\n\n")
 
 
-def _assessment_details(seat: SeatReport) -> str:
+def _assessment_details(advisory: Advisory, seat: SeatReport, seen: set[str]) -> str:
     assert seat.assessment is not None
     a = seat.assessment
     summary = sanitize_html_text(
         f"{seat.label} · {seat.persona_name} · {seat.model} · {a.verdict} {a.score}/10 · "
         f"confidence {a.confidence}%"
     )
-    return _details(summary, _assessment_body(a, seat.unscored_lenses))
+    return _details(summary, _assessment_body(advisory, seat, a, seat.unscored_lenses, seen))
+
+
+def _round_lines(advisory: Advisory, rnd: RoundRecord) -> list[str]:
+    """One line per point: the same point made by several seats is said once, with every
+    seat that made it and everyone it was addressed to."""
+    order: list[tuple[str, str]] = []
+    who: dict[tuple[str, str], list[str]] = {}
+    to: dict[tuple[str, str], list[str]] = {}
+    said: dict[tuple[str, str], RoundMessage] = {}
+    for rm in rnd.messages:
+        key = (str(rm.message.type), _norm(rm.message.point))
+        if key not in said:
+            order.append(key)
+            said[key], who[key], to[key] = rm, [], []
+        who[key].append(advisory.label_for(rm.seat_id))
+        if rm.message.to_member:
+            to[key].append(rm.message.to_member)
+    lines: list[str] = []
+    for point in order:
+        m = said[point].message
+        seats = ", ".join(dict.fromkeys(who[point]))
+        targets = ", ".join(dict.fromkeys(to[point]))
+        arrow = f" → {_inline(targets, 200)}" if targets else ""
+        line = f"- **{seats}{arrow}** · {m.type}: {_inline(m.point, 400)}"
+        if m.reasoning.strip():
+            line += f" — {_inline(m.reasoning, 500)}"
+        lines.append(line)
+    return lines
 
 
 def _discussion_lines(advisory: Advisory) -> list[str]:
     lines: list[str] = []
     for rnd in advisory.rounds:
-        lines.append(f"**Round {rnd.round}**")
-        for rm in rnd.messages:
-            m = rm.message
-            to = f" → {_inline(m.to_member, 40)}" if m.to_member else ""
-            line = f"- **{advisory.label_for(rm.seat_id)}{to}** · {m.type}: {_inline(m.point)}"
-            if m.reasoning.strip():
-                line += f" — {_inline(m.reasoning)}"
-            lines.append(line)
+        # A blank line first: the heading must not join the previous round's last item.
+        lines.append(f"\n**Round {rnd.round}**" if lines else f"**Round {rnd.round}**")
+        lines += _round_lines(advisory, rnd)
     for j in advisory.judge_decisions:
         d = j.decision
-        line = f"- **Judge, cycle {j.cycle}: {d.decision}** — {_inline(d.reasoning)}"
+        line = f"- **Judge, cycle {j.cycle}: {d.decision}** — {_inline(d.reasoning, 500)}"
         if d.redebate_members:
             line += f" Re-debate: {_inline(', '.join(d.redebate_members), 200)}."
         if d.focus:
-            line += f" Focus: {_inline(d.focus, 500)}"
+            line += f" Focus: {_inline(d.focus, 300)}"
         if d.option_c:
-            line += f" Option C: {_inline(d.option_c, 500)}"
+            line += f" Option C: {_inline(d.option_c, 300)}"
         lines.append(line)
     for s in advisory.shifts:
         line = (
             f"- Shift, **{advisory.label_for(s.seat_id)}**, round {s.round}: "
-            f"{_inline(s.original_position or '?', 300)} → {_inline(s.new_position or '?', 300)}"
+            f"{_inline(s.original_position or '?', 200)} → {_inline(s.new_position or '?', 200)}"
         )
         if s.changed_by:
-            line += f" (changed by: {_inline(s.changed_by, 300)})"
+            line += f" (changed by: {_inline(s.changed_by, 200)})"
         lines.append(line)
     return lines
 
@@ -439,9 +789,9 @@ def _discussion(advisory: Advisory, lines: Sequence[str], shown: int) -> str:
         _count(len(advisory.shifts), "shift"),
     ]
     summary = f"Discussion ({', '.join(counts)})"
-    body = "\n".join(lines[:shown])
+    body = _capped(list(lines[:shown]), SECTION_CAPS["discussion"], "line")
     if shown < len(lines):
-        body += f"\n\n…{len(lines) - shown} more lines omitted for length."
+        body += f"\n\n_…{len(lines) - shown} more lines left out for length._"
     return _details(summary, body)
 
 
@@ -469,7 +819,7 @@ def _cost(advisory: Advisory) -> str:
     notes = usage_notes(u)
     if notes:
         said = "; ".join(notes)
-        body += f"\n\n{_inline(said[:1].upper() + said[1:])}."
+        body += f"\n\n{_inline(said[:1].upper() + said[1:], 600)}."
     return _details(f"Cost: {sanitize_html_text(cost_text(u, digits=2))}", body)
 
 
@@ -479,37 +829,52 @@ def _cost(advisory: Advisory) -> str:
 @dataclass
 class _Layout:
     advisory: Advisory
-    sections: list[str]
+    options: CommentOptions
     assessments: list[str]
     discussion: list[str]
-    findings_shown: int
+    all_findings: str = ""
+    synthesis: str = ""
     discussion_shown: int = 0
     dropped_assessments: int = 0
-    dropped_sections: int = 0
-    top_limit: int | None = None
+    dropped_sections: list[str] = field(default_factory=list)
+    findings_on: bool = True
     cost: str = ""
-    has_conditions: bool = False
     repo: str | None = None  # "OWNER/NAME": links into it stay links
+    scale: float = 1.0
+
+    def visible(self) -> list[str]:
+        return _visible(self.advisory, self.options, self.scale, self.findings_on)
 
     def compose(self) -> str:
-        a = self.advisory
-        tail = [
-            *self.sections,
-            _findings(a, self.findings_shown),
-            _votes(a),
-            _extras(a),
-            *self.assessments,
-        ]
-        if self.dropped_assessments:
-            tail.append(f"_{self.dropped_assessments} assessment detail(s) omitted for length._")
-        if self.dropped_sections:
-            tail.append(f"_{self.dropped_sections} section(s) omitted for length._")
-        tail += [_discussion(a, self.discussion, self.discussion_shown), self.cost]
+        head = self.visible()
+        if self.options.comment == "compact":
+            tail = [_compact_pointer(self.advisory)]
+        else:
+            tail = [self.all_findings, self.synthesis, *self.assessments]
+            if self.dropped_assessments:
+                tail.append(
+                    f"_{self.dropped_assessments} assessment detail(s) left out for length._"
+                )
+            if self.dropped_sections:
+                tail.append(f"_Left out for length: {', '.join(self.dropped_sections)}._")
+            tail += [_discussion(self.advisory, self.discussion, self.discussion_shown), self.cost]
         body = "\n\n".join(t for t in tail if t)
         # Belt and braces: the sanitizer already makes the marker impossible in model text.
         body = body.replace(COMMENT_MARKER, "")
-        text = _head(a, self.top_limit) + ("\n\n" + body if body else "") + "\n"
+        rest = "\n\n".join(head[1:]).replace(COMMENT_MARKER, "")
+        text = "\n\n".join([head[0], rest] if rest else [head[0]])
+        text += ("\n\n" + body if body else "") + "\n"
         return defuse_links(text, self.repo)
+
+
+def _compact_pointer(advisory: Advisory) -> str:
+    from bot.render.checks import CHECK_RUN_NAME  # checks imports this module
+
+    return (
+        f"_Compact advisory (`comment: compact`): every finding is listed in the "
+        f"**{CHECK_RUN_NAME}** check run; `comment: full` adds each assessment, the "
+        "discussion and the cost here._"
+    )
 
 
 def _drop_assessment(layout: _Layout) -> bool:
@@ -531,71 +896,79 @@ def _shorten_discussion(layout: _Layout) -> bool:
     return True
 
 
-def _trim_findings(layout: _Layout) -> bool:
-    if layout.findings_shown == 0:
+def _drop_all_findings(layout: _Layout) -> bool:
+    if not layout.all_findings:
         return False
-    layout.findings_shown //= 2
+    layout.all_findings = ""
+    layout.dropped_sections.append("all findings (they are in the check run)")
     return True
 
 
-def _drop_section(layout: _Layout) -> bool:
-    if not layout.sections:
+def _drop_synthesis(layout: _Layout) -> bool:
+    if not layout.synthesis:
         return False
-    # The longest synthesis section goes first; Conditions (listed last) go last.
-    candidates = range(len(layout.sections) - (1 if layout.has_conditions else 0))
-    if not candidates:
-        layout.has_conditions = False
-        candidates = range(len(layout.sections))
-    longest = max(candidates, key=lambda i: len(layout.sections[i]))
-    del layout.sections[longest]
-    layout.dropped_sections += 1
+    layout.synthesis = ""
+    layout.dropped_sections.append("the chair's synthesis in full")
     return True
 
 
-def _trim_top(layout: _Layout) -> bool:
-    total = len(layout.advisory.top_findings)
-    current = total if layout.top_limit is None else layout.top_limit
-    if current == 0:
+def _drop_visible_findings(layout: _Layout) -> bool:
+    if not layout.findings_on:
         return False
-    layout.top_limit = current // 2
+    layout.findings_on = False
     return True
 
 
 _SHRINK_STEPS: tuple[Callable[[_Layout], bool], ...] = (
     _drop_assessment,
     _shorten_discussion,
-    _trim_findings,
-    _drop_section,
-    _trim_top,  # only when the protected head alone does not fit
+    _drop_all_findings,
+    _drop_synthesis,
+    _drop_visible_findings,  # only when the protected head alone does not fit
 )
 
 
-def _layout(advisory: Advisory, repo: str | None) -> _Layout:
-    assessments = [_assessment_details(s) for s in advisory.seats if s.assessment is not None]
-    discussion = _discussion_lines(advisory)
-    sections = _synthesis_sections(advisory)
-    conditions = _conditions(advisory)
-    if conditions:
-        sections.append(conditions)
-    return _Layout(
+def _layout(advisory: Advisory, options: CommentOptions, repo: str | None) -> _Layout:
+    full = options.comment == "full"
+    discussion = _discussion_lines(advisory) if full else []
+    seen: set[str] = set()  # what earlier assessments said, in their words
+    assessments = [
+        _assessment_details(advisory, s, seen)
+        for s in advisory.seats
+        if full and s.assessment is not None
+    ]
+    layout = _Layout(
         advisory=advisory,
-        sections=sections,
+        options=options,
         assessments=assessments,
         discussion=discussion,
-        findings_shown=min(len(advisory.findings), _FINDINGS_SHOWN),
+        all_findings=_all_findings(advisory) if full else "",
+        synthesis=_synthesis(advisory) if full else "",
         discussion_shown=len(discussion),
-        cost=_cost(advisory),
-        has_conditions=bool(conditions),
+        cost=_cost(advisory) if full else "",
         repo=repo,
     )
+    for scale in _SCALES:  # the item caps shrink until the visible part is one screen
+        layout.scale = scale
+        if len("\n\n".join(layout.visible())) <= VISIBLE_TARGET:
+            break
+    return layout
 
 
-def render_comment(advisory: Advisory, *, max_chars: int = 65_000, repo: str | None = None) -> str:
+def render_comment(
+    advisory: Advisory,
+    *,
+    max_chars: int = 65_000,
+    repo: str | None = None,
+    options: CommentOptions | None = None,
+) -> str:
     """The sticky comment: starts with `COMMENT_MARKER`, never longer than `max_chars`.
 
     `repo` ("OWNER/NAME") is the repository the comment is posted on: links into it stay
-    links, every other link is shown as text (all of them when `repo` is None)."""
-    layout = _layout(advisory, repo)
+    links, every other link is shown as text (all of them when `repo` is None). `options`:
+    the repository's `comment`, `max_findings`, `min_severity` (and gate, for the verdict
+    line's check conclusion)."""
+    layout = _layout(advisory, options or CommentOptions(), repo)
     text = layout.compose()
     for step in _SHRINK_STEPS:
         while len(text) > max_chars and step(layout):

@@ -187,3 +187,30 @@ def test_outside_a_repository_it_says_how_to_review_a_diff(tmp_path: Path) -> No
     assert small.returncode == 2
     assert "--size: Input should be greater than or equal to 2" in " ".join(small.stderr.split())
     assert "min_size" not in small.stderr
+
+
+def test_the_markdown_follows_the_repos_comment_keys(
+    models: FakeModelServer, tmp_path: Path
+) -> None:
+    findings = [
+        {
+            "severity": "major",
+            "path": f"app/{word.lower()}.py",
+            "start_line": line,
+            "end_line": line,
+            "title": f"{word} defect in login",
+            "detail": "The check is skipped. It must not be.",
+            "suggestion": None,
+        }
+        for line, word in ((10, "Alpha"), (20, "Bravo"), (30, "Charlie"))
+    ]
+    models.default(CouncilScript(findings={"Login Guardian": findings}).reply)
+    config = {**CONFIG, "max_findings": 1, "comment": "compact"}
+    del config["protocl"]
+    repo = repo_with_config(tmp_path, config)
+    done = run_council(models, repo, "review", "--base", "main", COUNCIL_ALLOWED_MODELS=ALLOWED)
+    assert done.returncode == 0, done.stderr
+    markdown = done.stdout
+    assert markdown.count("defect in login") == 1
+    assert "…and 2 more findings: see the check run." in markdown
+    assert "<details>" not in markdown

@@ -34,7 +34,7 @@ from bot.council.schemas import (
 )
 from bot.render import annotation_batches, conclusion_for, render_check_run, render_comment
 from bot.render.checks import annotations_for
-from bot.render.markdown import COMMENT_MARKER
+from bot.render.markdown import COMMENT_MARKER, VISIBLE_TARGET, visible_text
 
 GITHUB_LIMIT = 65_536
 
@@ -181,41 +181,45 @@ def test_every_resolution_renders(resolution: Resolution) -> None:
 
 def test_the_full_advisory_has_every_section() -> None:
     text = render_comment(advisory(conditions=["Cap retries at 5"]))
+    visible = visible_text(text)
     for heading in (
-        "### Top findings",
-        "### Consensus",
-        "### Divergence",
-        "### Recommendation",
-        "### Tradeoff map",
-        "### Action items",
-        "### Conditions",
         "### Findings",
+        "### Recommendation",
+        "### Conditions",
+        "### Action items",
         "### Votes",
     ):
-        assert heading in text
+        assert heading in visible
+    # The rest is collapsed, each section once.
+    for heading in ("**Consensus**", "**Divergence**", "**Tradeoff map**"):
+        assert heading in text and heading not in visible
+    assert "<summary>All findings (1: 1 critical)</summary>" in text
     assert (
-        "| 🔴 critical | src/module_0.py:L10-L20 | Finding number 0 | "
-        "2 seats (Member A, Member B) |" in text
+        "| #1 🔴 critical | src/module_0.py:L10-L20 | **Finding number 0** Detail Detail" in visible
     )
+    assert visible.count("Finding number 0") == 1  # no second table of the same finding
+    assert "| 2 seats (Member A, Member B) |" in visible
     assert "| Latency | Redis | shared | network hop |" in text
-    assert "1. Cap retries at 5\n2. Add a test for 429" in text
-    assert text.count("<details>") == text.count("</details>") == 4  # 3 assessments, cost
+    # An action item that repeats a condition is said once, as the condition.
+    assert "- Cap retries at 5\n\n### Action items\n\n1. Add a test for 429" in visible
+    # All findings, the synthesis, 3 assessments, the cost.
+    assert text.count("<details>") == text.count("</details>") == 6
     assert "| 9 | 12,000 | 40,000 | 0 | 3,000 | $0.4321 | 61.0 s |" in text
+    assert "check `success` · **confidence 82%** · 3 seats · protocol `board`" in visible
 
 
 def test_vote_table_lists_each_seat() -> None:
     seats = [seat(0), seat(1, vote="REJECT"), seat(2, state=SeatState.TIMED_OUT)]
     text = render_comment(advisory(Resolution.ESCALATE, seats=seats, partial=True))
-    assert "| Seat | Persona | Model | Vote | Confidence | Condition |" in text
+    assert "| Seat | Persona | Model | Vote | Confidence | Conditions |" in text
+    # The cells are short: a seat's conditions are counted here, listed in its details.
     assert (
-        "| Member A | Security Reviewer | anthropic:claude-sonnet-4-5 | APPROVE | 80% | "
-        "Cap retries at 5 |" in text
+        "| Member A | Security Reviewer | anthropic:claude-sonnet-4-5 | APPROVE | 80% | 1 |" in text
     )
-    assert (
-        "| Member B | Performance Engineer | openai:gpt-5 | REJECT | 80% | Cap retries at 5 |"
-        in text
-    )
+    assert "| Member B | Performance Engineer | openai:gpt-5 | REJECT | 80% | 1 |" in text
     assert "| Member C | API Designer | anthropic:claude-sonnet-4-5 | - (timed out) | - |" in text
+    # Said in the same words as an earlier seat's details: counted, not repeated.
+    assert "**Vote:** REJECT (80%). _(the rationale said above)_\n- _(+1 said above)_" in text
 
 
 def test_without_votes_the_table_shows_assessment_verdicts() -> None:
@@ -225,9 +229,10 @@ def test_without_votes_the_table_shows_assessment_verdicts() -> None:
     )
     assert "### Verdicts by seat" in text
     assert (
-        "| Member A | Security Reviewer | anthropic:claude-sonnet-4-5 | CONCERNS | 75% | "
-        "Retry loop is unbounded |" in text
+        "| Member A | Security Reviewer | anthropic:claude-sonnet-4-5 | CONCERNS | 75% | 1 |"
+        in text
     )
+    assert "- Retry loop is unbounded" in text  # in the seat's details
 
 
 def test_partial_advisory_banner_names_the_missing_perspective() -> None:
@@ -270,7 +275,7 @@ def test_cost_limit_says_what_was_gathered() -> None:
     )
     assert "**Why:** spent $2.00 of $2.00" in text
     assert "_What the council gathered before the limit:_" in text
-    assert "### Top findings" in text
+    assert "### Findings" in text
     assert "<summary>Member A · Security Reviewer" in text
 
 
@@ -330,12 +335,13 @@ def test_discussion_details_show_messages_shifts_and_judge() -> None:
     )
     text = render_comment(adv)
     assert "<summary>Discussion (1 round, 2 messages, 1 shift)</summary>" in text
-    assert "- **Member A → Member B** · CHALLENGE:" in text
+    # The same point of one round is said once, by every seat that made it.
+    assert "- **Member A, Member B → Member B** · CHALLENGE:" in text
     assert "- Shift, **Member B**, round 1: REJECT → APPROVE (changed by: the cap)" in text
     assert "**Judge, cycle 1: PARTIAL** — Gap Re-debate: Member A. Focus: cost" in text
 
 
-def test_a_huge_advisory_is_cut_to_size_keeping_verdict_banner_and_top_findings() -> None:
+def test_a_huge_advisory_is_cut_to_size_keeping_verdict_banner_and_findings() -> None:
     huge = "Lorem ipsum dolor sit amet. " * 2_000
     seats = [seat(i, text=huge) for i in range(4)] + [seat(4, state=SeatState.TIMED_OUT)]
     for s in seats[:4]:
@@ -368,9 +374,10 @@ def test_a_huge_advisory_is_cut_to_size_keeping_verdict_banner_and_top_findings(
     assert text.startswith(COMMENT_MARKER)
     assert "## ❌ Rejected" in text
     assert "Partial advisory (4 of 5 seats)" in text
-    for i in range(25):
-        assert f"| src/f{i}.py:L{i + 1} | Top finding {i} |" in text
-    assert "more (see the check run's annotations)" in text or "### Findings" not in text
+    visible = visible_text(text)
+    assert len(visible) <= VISIBLE_TARGET
+    assert visible.count("| #") == 7  # max_findings
+    assert "…and 493 more findings: see **All findings** below." in visible
     assert text.count("<details>") == text.count("</details>")
 
 
@@ -378,7 +385,7 @@ def test_a_small_cap_is_respected() -> None:
     text = render_comment(advisory(rounds=discussion(2, 10)), max_chars=3_000)
     assert len(text) <= 3_000
     assert "## ✅ Approved" in text
-    assert "| 🔴 critical | src/module_0.py:L10-L20 |" in text
+    assert "| #1 🔴 critical | src/module_0.py:L10-L20 |" in text
 
 
 # --- check run ----------------------------------------------------------------------------
