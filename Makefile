@@ -8,7 +8,7 @@ REDIS_HOST ?= 127.0.0.1
 REDIS_PORT ?= 6379
 EMPTY_TREE := 4b825dc642cb6eb9a060e54bf8d69288fbee4904
 
-.PHONY: review test lint typecheck unit redis bench clean
+.PHONY: review test lint typecheck unit redis bench coverage clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,13 @@ bench: $(STAMP) redis
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/negotiation.py
 	$(BIN)/python bench/advisory.py
+
+# Golden-location coverage on AACR-Bench: needs its clone and the PR repositories' clones
+# (README, "Measured"), so it is not part of `make bench`.
+AACR ?= $(HOME)/aacr/aacr-bench
+AACR_REPOS ?= $(HOME)/aacr
+coverage: $(STAMP)
+	$(BIN)/python bench/coverage.py --aacr $(AACR) --repos $(AACR_REPOS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -9,7 +9,7 @@ fixed latency L with its first token at 0.25 L. Reported, as medians over repeat
   deliberation with caching off;
 - on the OpenAI format (gpt-5.4, automatic prefix caching), the input tokens per call and
   their cost when each call sends only its phase's schema, against every call sending all
-  seven phases' tool definitions (the shared list Anthropic keeps for its cache).
+  phases' tool definitions, eight (the shared list Anthropic keeps for its cache).
 
 Run: `python -m bench.deliberation` (or `make bench`). Writes bench/results/deliberation.json.
 """
@@ -49,13 +49,13 @@ BOARD = (
     "concurrency-analyst",
     "software-architect",
     "test-engineer",
-    "sre-reliability",
+    "correctness-reviewer",  # every board seats a correctness owner: pinned, it is one of five
 )
 
 
 def make_context(server: FakeModelServer) -> str:
     line = "+    total = compute_total(order.items, discounts=order.discounts)  # line\n"
-    body = line * (CONTEXT_TOKENS * 4 // len(line))
+    body = line * (CONTEXT_TOKENS // server.count_tokens(line))
     text = render_context(
         "Refactor order totals", [ContextSection(kind="diff", path="shop/orders.py", text=body)]
     )
@@ -232,7 +232,7 @@ def print_table(result: dict[str, Any]) -> None:
     tools = result["tool_lists"]
     phase, shared = tools["phase_only"], tools["shared_list"]
     print(f"OpenAI format ({OPENAI_MODEL}), {phase['calls']} calls, input per call:")
-    for name, run in (("only the phase's schema", phase), ("all seven tool definitions", shared)):
+    for name, run in (("only the phase's schema", phase), ("all eight tool definitions", shared)):
         print(
             f"  {name:<28} {run['input_tokens_per_call']:>9,.0f} tokens "
             f"({run['uncached_input_tokens_per_call']:,.0f} uncached), "

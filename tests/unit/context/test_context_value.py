@@ -236,3 +236,17 @@ def test_what_the_packer_charges_for_frames_is_what_render_context_writes() -> N
         frame_text(s.kind, s.path, s.why) + s.text for s in built.sections
     )
     assert len(rendered) == len(charged) - 2  # the last section has no blank line after it
+
+
+def test_a_config_value_that_is_a_path_brings_the_file_or_the_listing() -> None:
+    config = "output_dir: docs/generated\nschema: config/schema.json\nname: not/a/path/here\n"
+    repo = {
+        "tool.yml": config,
+        "docs/generated/a.md": "# A\n",
+        "config/schema.json": '{"type": "object"}\n',
+    }
+    built = build(repo, diff_of("tool.yml", "", config), 8_000)
+    by_path = {s.path: s for s in built.sections}
+    assert by_path["docs/generated/"].text == "docs/generated/a.md\n"
+    assert '"type": "object"' in by_path["config/schema.json"].text
+    assert not any(p and p.startswith("not/") for p in by_path)  # only paths that exist
