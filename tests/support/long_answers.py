@@ -163,9 +163,22 @@ def _reworded(title: str, seat: int) -> str:
     return title
 
 
+_CANDIDATE = re.compile(r"^(F\d+) \| [^|]+ \| ([^|]+) \| ", re.MULTILINE)
+
+
 @dataclass
 class LongCouncilScript(CouncilScript):
     """Long answers; every seat writes like a capable model (see the module docstring)."""
+
+    def _merge(self, text: str) -> dict[str, Any]:
+        """As a capable chair merges: the seats' findings at one location are the same
+        issue here (each issue of `ISSUES` has its own lines), however they are worded."""
+        by_location: dict[str, list[str]] = {}
+        for fid, location in _CANDIDATE.findall(text):
+            by_location.setdefault(location.strip(), []).append(fid)
+        groups = [ids for ids in by_location.values() if len(ids) > 1]
+        reason = "The same defect in the same code, in other words."
+        return {"groups": [{"findings": ids, "reason": reason} for ids in groups]}
 
     def _seat_no(self, text: str) -> int:
         persona = persona_of(text) or label_of(text)
