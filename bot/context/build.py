@@ -432,8 +432,9 @@ def _diff_item(
 
 def extend_hunks(hunks: list[Hunk], head: list[str] | None) -> list[Hunk]:
     """Each hunk with up to `EXTEND_LINES` more context lines from the head above and below,
-    never reaching into its neighbour (a pure-deletion diff or a missing head: as is)."""
-    if head is None or not hunks:
+    never reaching into its neighbour (a pure-deletion diff, a missing head, or a head the
+    diff does not match, such as a diff piped in from another checkout: as is)."""
+    if head is None or not hunks or not all(_matches(h, head) for h in hunks):
         return hunks
     out: list[Hunk] = []
     for n, hunk in enumerate(hunks):
@@ -462,6 +463,20 @@ def extend_hunks(hunks: list[Hunk], head: list[str] | None) -> list[Hunk]:
         grown.header = _header(grown, hunk.header)
         out.append(grown)
     return out
+
+
+def _matches(hunk: Hunk, head: list[str]) -> bool:
+    """Whether the head has the hunk's new side where the hunk says."""
+    number = hunk.target_start
+    for line in hunk.lines:
+        kind = line[:1]
+        if kind in ("-", "\\"):
+            continue
+        text = line[1:]
+        if number > len(head) or head[number - 1].rstrip("\r") != text.rstrip("\r"):
+            return False
+        number += 1
+    return True
 
 
 def _header(hunk: Hunk, old: str) -> str:
@@ -580,8 +595,8 @@ def _code_item(
     if len(lines) > 1 and lines[-1] == "":
         lines.pop()
     changes = _changed_ranges(parsed.hunks)
-    if not changes:
-        return None
+    if not changes or not all(_matches(h, lines) for h in parsed.hunks):
+        return None  # nothing changed at head, or a head the diff does not describe
     spans = widen(parsed.path, parsed.info.language, text, changes)
     in_diff: set[int] = set()
     for hunk in extend_hunks(parsed.hunks, lines if extended else None):

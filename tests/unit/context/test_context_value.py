@@ -250,3 +250,14 @@ def test_a_config_value_that_is_a_path_brings_the_file_or_the_listing() -> None:
     assert by_path["docs/generated/"].text == "docs/generated/a.md\n"
     assert '"type": "object"' in by_path["config/schema.json"].text
     assert not any(p and p.startswith("not/") for p in by_path)  # only paths that exist
+
+
+def test_a_head_the_diff_does_not_match_is_not_used_to_extend_it() -> None:
+    """A diff piped in from another checkout: its hunks are shown as git wrote them."""
+    repo, diff = _module_change()
+    repo["pkg/mod.py"] = repo["pkg/mod.py"].replace("step_", "other_")  # not the diff's head
+    built = build(repo, diff, 60_000)
+    (section,) = [s for s in built.sections if s.kind == "diff"]
+    assert "other_" not in section.text
+    assert "@@ -363,3 +364,3 @@" in section.text  # git's own header, one line of context
+    assert not [s for s in built.sections if s.kind == "code"]  # nor code read off that head
