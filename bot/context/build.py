@@ -47,6 +47,7 @@ GUIDANCE_SHARE = 0.15  # of the usable budget, at most, for README, CONTRIBUTING
 NOT_INCLUDED_SHARE = 0.03  # kept for the "Not included" list
 NOT_INCLUDED_MIN = 100  # tokens
 NOT_INCLUDED_SLACK = 8  # tokens: the second packing's list may differ a little
+MATERIAL_FACTOR = 4  # budgets of diff, in rank order, chunked and valued at most
 EXTEND_LINES = 3  # more context lines from the head on each side of every hunk
 EXTEND_WHEN = 0.6  # ...when the diff without them takes at most this share of the budget
 CODE_CHUNK_LINES = 25
@@ -112,6 +113,10 @@ async def build_context(
     if not [f for f in sendable if f.info.excluded is None]:
         # Nothing else to read: generated, vendored and lock files go in.
         sendable = [f for f in ranked if not f.info.binary]
+    usable = budget_tokens - math.ceil(budget_tokens * estimator.margin)
+    # Choose first: a diff many times the budget is not chunked, valued and packed whole;
+    # the files past `MATERIAL_FACTOR` budgets of diff (in rank order) are listed unread.
+    sendable, unconsidered = _considered(sendable, estimator, usable * MATERIAL_FACTOR)
     # paths.ignore means "not this": not as related material either.
     visible = [p for p in repo_files if not _ignored(p, ignore_globs)]
     related = await discover(sendable, heads, visible, reader)
@@ -119,17 +124,24 @@ async def build_context(
     guides = _guides(guidance_from, visible, ignore_globs, [f.path for f in files])
     guide_reader = reader if guidance_from is None else FileReader(guidance_from.read, redactor)
     guide_texts = await guide_reader.texts([r.path for r in guides])
-    usable = budget_tokens - math.ceil(budget_tokens * estimator.margin)
     title = clean_untrusted(meta.title, redactor)
     weights = _weights(sendable)
     named = named_paths(sendable, visible)
     named_texts = await reader.texts([n.path for n in named if n.kind != "listing"])
-    diffs = [_diff_item(f, heads, weights[f.path], signals, extend=False) for f in sendable]
+    room = usable * 4  # characters: more than one budget could hold of any one file
+    diffs = [
+        _diff_item(f, heads, weights[f.path], signals, extend=False, room_chars=room)
+        for f in sendable
+    ]
     # Each hunk gets more context lines from the head only when the diff leaves room: under
     # pressure, more hunks matter more than longer ones.
-    extend = sum(estimator.estimate("".join(i.chunks)) for i in diffs) <= EXTEND_WHEN * usable
+    size = estimator.estimate_chars(sum(len(c) for i in diffs for c in i.chunks))
+    extend = size <= EXTEND_WHEN * usable
     if extend:
-        diffs = [_diff_item(f, heads, weights[f.path], signals, extend=True) for f in sendable]
+        diffs = [
+            _diff_item(f, heads, weights[f.path], signals, extend=True, room_chars=room)
+            for f in sendable
+        ]
     items: list[Item] = diffs + [
         i for f in sendable if (i := _code_item(f, heads, weights[f.path], extend)) is not None
     ]
@@ -150,7 +162,7 @@ async def build_context(
         usable - estimator.estimate(title_text(title)),
         _description(meta, redactor),
         items,
-        _listed_not_sent(ranked, sendable),
+        _listed_not_sent(ranked, sendable + unconsidered) + unconsidered_omitted(unconsidered),
         unread,
     )
     # The "Not included" list is charged: a first packing keeps a share for it; a second
@@ -314,6 +326,32 @@ def _rank(
     return sorted(files, key=score)
 
 
+def _considered(
+    sendable: list[ParsedFile], estimator: TokenEstimator, bound: int
+) -> tuple[list[ParsedFile], list[ParsedFile]]:
+    """The files whose diffs are packed (in rank order, until their diffs reach `bound`
+    tokens), and the rest."""
+    spent = 0
+    for n, parsed in enumerate(sendable):
+        if spent > bound:
+            return sendable[:n], sendable[n:]
+        chars = sum(len(line) + 8 for hunk in parsed.hunks for line in hunk.lines)
+        # A file counts for at most one budget: one huge file cannot push the rest out.
+        spent += min(estimator.estimate_chars(chars), bound // MATERIAL_FACTOR)
+    return sendable, []
+
+
+def unconsidered_omitted(files: list[ParsedFile]) -> list[Omitted]:
+    return [
+        Omitted(
+            path=f.path,
+            reason=f"diff (+{f.info.added} -{f.info.deleted}): not read, the diff before it "
+            f"is already {MATERIAL_FACTOR} times the budget",
+        )
+        for f in files
+    ]
+
+
 def _sent(parsed: ParsedFile) -> bool:
     """Ordinary files are sent; of the excluded, a lock file's small change too (a new
     dependency is one line of it; reviewers comment on that line), at the lowest value."""
@@ -389,7 +427,13 @@ def _with_legend(sections: list[Section], legend: int) -> list[Section]:
 
 
 def _diff_item(
-    parsed: ParsedFile, heads: dict[str, str], weight: float, signals: Signals, *, extend: bool
+    parsed: ParsedFile,
+    heads: dict[str, str],
+    weight: float,
+    signals: Signals,
+    *,
+    extend: bool,
+    room_chars: int,
 ) -> Item:
     """The file's diff, one hunk after another, each hunk extended by `EXTEND_LINES` lines
     of the head on either side (git's own three are often too few to read a change), and
@@ -405,12 +449,24 @@ def _diff_item(
     chained: list[bool] = []
     width = _gutter_width(hunks)
     factors = [hunk_value(h, parsed.info.language, risky) for h in hunks]
-    place = {n: k for k, n in enumerate(sorted(range(len(hunks)), key=lambda n: -factors[n]))}
-    for done, hunk in enumerate(hunks, start=1):
+    by_value = sorted(range(len(hunks)), key=lambda n: -factors[n])
+    place = {n: k for k, n in enumerate(by_value)}
+    # Choose first: only the most valuable hunks that one budget could hold are chunked.
+    kept, size = set(), 0
+    for n in by_value:
+        if size > room_chars:
+            break
+        kept.add(n)
+        size += sum(len(line) + 8 for line in hunks[n].lines)
+    done = 0
+    for n, hunk in enumerate(hunks):
+        if n not in kept:
+            continue
         body = numbered_lines(hunk, width)
         pieces = [show_bidi(c) for c in chunk_lines([hunk.header, *body])]
-        value = DIFF_VALUE * weight * factors[done - 1] * HUNK_DECAY ** place[done - 1]
+        value = DIFF_VALUE * weight * factors[n] * HUNK_DECAY ** place[n]
         chunks += pieces
+        done += 1
         unit_of += [done - 1] * (len(pieces) - 1) + [done]
         values += [value * 0.98**k for k in range(len(pieces))]
         chained += [False] + [True] * (len(pieces) - 1)

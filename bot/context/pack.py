@@ -50,6 +50,9 @@ class Item:
     gaps: list[str] = field(default_factory=list)
     joined: list[bool] = field(default_factory=list)  # chunk i continues chunk i-1's lines
     lead: str = ""  # text shown before whatever is taken (a diff's file header), charged once
+    # Estimated once per item, whatever is packed how often (the builder packs twice).
+    _costs: list[int] | None = field(default=None, init=False, repr=False, compare=False)
+    _overhead: int | None = field(default=None, init=False, repr=False, compare=False)
 
 
 @dataclass
@@ -81,7 +84,16 @@ class Packer:
 
     def overhead(self, item: Item) -> int:
         # The "not included" note a partial item may carry is charged up front.
-        return self.frame(item) + self.estimate(_note(item, 10**9)) + self.estimate(item.lead)
+        if item._overhead is None:
+            note = self.estimate(_note(item, 10**9))
+            item._overhead = self.frame(item) + note + self.estimate(item.lead)
+        return item._overhead
+
+    def costs(self, item: Item) -> list[int]:
+        """Each chunk's tokens."""
+        if item._costs is None:
+            item._costs = [self.estimate(c) for c in item.chunks]
+        return item._costs
 
     def reserve(self, tokens: int) -> int:
         """Set aside up to `tokens` (the "Not included" list); returns what was set aside."""
@@ -108,7 +120,7 @@ class Packer:
     def _grow(self, t: _Taken, *, limit: int | None) -> None:
         chunks = t.item.chunks
         while t.count < len(chunks):
-            cost = self.estimate(chunks[t.count]) + (0 if t.count else self.overhead(t.item))
+            cost = self.costs(t.item)[t.count] + (0 if t.count else self.overhead(t.item))
             if cost > self.left or (limit is not None and t.cost + cost > limit):
                 return
             t.count += 1
@@ -137,7 +149,7 @@ class Packer:
             needed = _needs(item, i)
             if needed is not None and needed not in t.picked:
                 continue  # what it continues did not fit: it cannot come alone
-            cost = self.estimate(item.chunks[i]) + (0 if t.picked else self.overhead(item))
+            cost = self.costs(item)[i] + (0 if t.picked else self.overhead(item))
             caption = _caption(item, i, t.picked)
             if caption:
                 cost += self.estimate(caption)
@@ -155,9 +167,9 @@ class Packer:
 
     def _emit(self, t: _Taken, picked: set[int]) -> None:
         item = t.item
-        total = _units(item, range(len(item.chunks)))
+        total = item.units or _units(item, range(len(item.chunks)))
         if not picked:
-            size = sum(self.estimate(c) for c in item.chunks) + self.overhead(item)
+            size = sum(self.costs(item)) + self.overhead(item)
             self.omitted.append(
                 Omitted(
                     path=item.path or item.kind,
