@@ -9,6 +9,9 @@ from functools import cache
 from pathlib import PurePosixPath
 
 from bot.context.models import Exclusion
+from bot.context.paths import name as path_name
+from bot.context.paths import stem as path_stem
+from bot.context.paths import suffix as path_suffix
 
 LANGUAGES: dict[str, str] = {
     ".py": "python", ".pyi": "python", ".js": "javascript", ".jsx": "javascript",
@@ -66,8 +69,7 @@ _REQUIREMENTS = re.compile(r"(?:^|/)(?:requirements[^/]*\.(?:txt|in)|constraints
 
 def language_of(path: str, first_line: str = "") -> str | None:
     """By extension, then well-known file names, then the shebang line."""
-    p = PurePosixPath(path)
-    found = LANGUAGES.get(p.suffix.lower()) or _FILENAMES.get(p.name.lower())
+    found = LANGUAGES.get(path_suffix(path).lower()) or _FILENAMES.get(path_name(path).lower())
     if found or not first_line.startswith("#!"):
         return found
     match = _SHEBANG.match(first_line)
@@ -75,8 +77,7 @@ def language_of(path: str, first_line: str = "") -> str | None:
 
 
 def is_test_path(path: str) -> bool:
-    p = PurePosixPath(path)
-    return bool(_TEST_DIR.search(path)) or bool(_TEST_NAME.match(p.stem))
+    return bool(_TEST_DIR.search(path)) or bool(_TEST_NAME.match(path_stem(path)))
 
 
 def is_requirements(path: str) -> bool:
@@ -84,12 +85,12 @@ def is_requirements(path: str) -> bool:
 
 
 def is_manifest(path: str) -> bool:
-    return PurePosixPath(path).name.lower() in MANIFESTS or is_requirements(path)
+    return path_name(path).lower() in MANIFESTS or is_requirements(path)
 
 
 def exclusion(path: str, head: str, ignore: Sequence[str]) -> Exclusion | None:
     """Why this changed file is listed and not sent; `head` is the start of its new text."""
-    name = PurePosixPath(path).name.lower()
+    name = path_name(path).lower()
     if any(glob_match(g, path) for g in ignore):
         return "ignored"
     if name in LOCK_FILES:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from bot.context.paths import parts as path_parts
+
 _PY_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*)", re.MULTILINE)
 _PY_FROM = re.compile(
     r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?[ \t]*([\w, \t]+)", re.MULTILINE
@@ -91,7 +93,7 @@ def python_module_index(paths: list[str]) -> dict[str, str]:
     for path in paths:
         if not path.endswith(".py"):
             continue
-        parts = list(PurePosixPath(path[:-3]).parts)
+        parts = path_parts(path[:-3])
         if parts and parts[-1] == "__init__":
             parts = parts[:-1]
         if not parts:

@@ -29,6 +29,8 @@ from bot.context.imports import (
     resolve_python,
 )
 from bot.context.models import ReadFile
+from bot.context.paths import name as path_name
+from bot.context.paths import parent as path_parent
 from bot.context.redact import Redactor
 
 MAX_FILE_BYTES = 512_000
@@ -123,7 +125,7 @@ _TEST_AFFIXES = re.compile(
 
 def subject_stem(path: str) -> str:
     """`tests/test_auth.py`, `auth.test.ts`, `AuthTest.java` -> `auth`."""
-    name = PurePosixPath(path).name
+    name = path_name(path)
     stem = name.split(".")[0] if not name.startswith(".") else name
     for suffix in (".test", ".spec"):
         if f"{suffix}." in name:
@@ -191,7 +193,7 @@ class _Scope:
 
 
 async def _go_modules(repo_files: Sequence[str], reader: FileReader) -> list[_GoModule]:
-    mods = [p for p in repo_files if PurePosixPath(p).name == "go.mod"]
+    mods = [p for p in repo_files if p == "go.mod" or p.endswith("/go.mod")]
     texts = await reader.texts(mods[:10])
     found = []
     for path, text in texts.items():
@@ -237,8 +239,7 @@ def _go_files(directory: str, files: Sequence[str]) -> list[str]:
 
 
 def _parent(path: str) -> str:
-    parent = str(PurePosixPath(path).parent)
-    return "" if parent == "." else parent
+    return path_parent(path)
 
 
 async def _importers(
@@ -298,6 +299,13 @@ _GUIDANCE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )
 MAX_ADRS = 5
+_GUIDANCE_NAMES = ("AGENTS", "CLAUDE", "COPILOT-INSTRUCTIONS", "CONTRIBUTING", "ARCHITECTURE",
+                   "README")  # fmt: skip
+
+
+def _maybe_guidance(path: str) -> bool:
+    """Whether `path` could match `_GUIDANCE` at all (a superset, for speed)."""
+    return path_name(path).upper().startswith(_GUIDANCE_NAMES) or "adr/" in path.lower()
 
 
 def guidance(repo_files: Sequence[str], changed: Sequence[str]) -> list[Related]:
@@ -306,6 +314,8 @@ def guidance(repo_files: Sequence[str], changed: Sequence[str]) -> list[Related]
     dirs = {_parent(p) for p in changed}
     found: list[tuple[int, int, str, str]] = []
     for path in repo_files:
+        if not _maybe_guidance(path):
+            continue  # most paths: a string test instead of six patterns
         for order, (rx, why) in enumerate(_GUIDANCE):
             if rx.match(path) and _applies(path, dirs):
                 found.append((order, -_parent(path).count("/") - bool(_parent(path)), path, why))
