@@ -261,3 +261,36 @@ def test_a_head_the_diff_does_not_match_is_not_used_to_extend_it() -> None:
     assert "other_" not in section.text
     assert "@@ -363,3 +364,3 @@" in section.text  # git's own header, one line of context
     assert not [s for s in built.sections if s.kind == "code"]  # nor code read off that head
+
+
+# --- work that follows what can be sent ----------------------------------------------
+
+
+def test_a_diff_of_many_budgets_is_read_only_as_far_as_four_budgets() -> None:
+    repo = {f"pkg/m{i:03}.py": "\n".join(functions(f"m{i}", 20)) + "\n" for i in range(120)}
+    diff = "".join(diff_of(p, "", t) for p, t in repo.items())
+    estimator = TokenEstimator()
+    built = build(repo, diff, 4_000, estimator)
+    unread = [o for o in built.omitted if "not read, the diff before it is already" in o.reason]
+    counted = built.omitted[-1]
+    # The list names what it can; the rest are counted: together, the files not read.
+    assert unread or counted.path.endswith(" more")
+    assert 0.9 * 4_000 <= rendered_tokens(built, estimator) <= 4_000
+    sent = {s.path for s in built.sections if s.kind == "diff"}
+    assert sent and len(sent) < 20  # only a few files fit; the rest cost no chunking
+
+
+def test_one_huge_file_counts_all_its_hunks_though_few_are_chunked() -> None:
+    lines = functions("big", 3_000, body=2)
+    before = "\n".join(lines) + "\n"
+    after = "\n".join(
+        line.replace(" + ", " - ") if n % 20 == 1 else line for n, line in enumerate(lines)
+    )
+    repo = {"pkg/big.py": after + "\n"}
+    diff = diff_of("pkg/big.py", before, after + "\n", context=1)
+    (parsed,) = parse_diff(diff)
+    built = build(repo, diff, 6_000)
+    (note,) = [o for o in built.omitted if o.path == "pkg/big.py" and o.reason.startswith("diff")]
+    missing, total = (int(n.replace(",", "")) for n in re.findall(r"[\d,]+", note.reason)[:2])
+    assert total == len(parsed.hunks) > 500
+    assert 0 < total - missing < 200  # what one budget shows
