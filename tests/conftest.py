@@ -6,10 +6,19 @@ from collections.abc import Iterator
 
 import pytest
 
+from bot import tokens
 from bot.providers import preflight
 from bot.providers.negotiation import PROCESS_MODES
 from tests.support.github_server import FakeGitHub, run_fake_github
 from tests.support.model_server import FakeModelServer, run_fake_model_server
+
+
+@pytest.fixture(autouse=True)
+def fresh_estimator(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with the estimator a fresh process has: the process-wide one learns
+    from every call's usage, so without this a test's budget depends on the tests before it
+    in the same worker."""
+    monkeypatch.setattr(tokens, "_default", tokens.TokenEstimator())
 
 
 @pytest.fixture(scope="session")
