@@ -221,6 +221,28 @@ class Settings(BaseSettings):
     github_retry_max_delay_s: float = Field(
         default=30.0, gt=0, description="The longest wait between two tries of a GitHub call."
     )
+    github_reserve: int = Field(
+        default=300,
+        ge=0,
+        description="GitHub requests an installation keeps in hand: when fewer are left in "
+        "its rate limit (5,000 an hour), reviews wait in the queue until the limit resets "
+        "instead of failing half-way.",
+    )
+    archive_max_bytes: int = Field(
+        default=100_000_000,
+        ge=0,
+        description="The largest repository archive (tarball of the head) a review "
+        "downloads to read files from; a larger one is abandoned and files are read one by one.",
+    )
+    blob_cache_max_bytes: int = Field(
+        default=256_000_000,
+        ge=0,
+        description="File contents kept in Redis by git blob SHA, shared across reviews "
+        "(oldest evicted first); 0 turns the cache off.",
+    )
+    blob_cache_ttl_s: int = Field(
+        default=7 * 86_400, ge=1, description="How long a cached file's contents are kept."
+    )
     publish_retry_s: float = Field(
         default=60.0,
         gt=0,

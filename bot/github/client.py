@@ -9,6 +9,8 @@ Every client is a `githubkit.GitHub` built from the same parts:
   `retry-after`, and a new installation token once after a 401;
 - a throttler that paces content-creating calls per installation (`pacing.py`);
 - `GITHUB_CALLS` counted by method and status for every response, token requests included.
+- for installation clients, the requests left in the rate limit recorded from every answer
+  (`ratelimit.py`), for reviews to wait on when they run low.
 
 Installation tokens (and the App's JWT) live in githubkit's Redis cache strategy, so every
 worker on the same Redis shares one token per installation until it nears expiry - or until
@@ -49,6 +51,7 @@ from redis.asyncio import Redis
 
 from bot.github.errors import github_errors
 from bot.github.pacing import LocalPacer, Pacer, PacingThrottler, RedisPacer
+from bot.github.ratelimit import RateWatch
 from bot.github.retry import RetryPolicy
 from bot.metrics import GITHUB_CALLS
 from bot.settings import MissingSettingError, Settings, private_key
@@ -208,6 +211,7 @@ def _build(
     pacer: Pacer,
     pace_key: str,
     retry: RetryPolicy,
+    on_response: tuple[Callable[[httpx.Response], Awaitable[None]], ...] = (),
 ) -> GitHub[Any]:
     github = _RetryingGitHub(
         auth,
@@ -222,7 +226,7 @@ def _build(
         auto_retry=False,  # `_RetryingGitHub` retries, with a budget and a clock of its own
         async_event_hooks={
             "request": [_api_version_hook(settings.github_api_version)],
-            "response": [_count_call],
+            "response": [_count_call, *on_response],
         },
     )
     github.retry_policy = retry
@@ -253,6 +257,9 @@ class RepoClient:
         self.repo = repo
         self.installation_id = installation_id
         self.app_id = app_id  # set for App clients: filters check runs to our own
+        # Trees read through this client, by ref (`bot.github.snapshot.read_tree`): a job
+        # reads its default branch's tree once, for personas and guidance alike.
+        self.trees: dict[str, Any] = {}
 
     @classmethod
     def from_token(
@@ -323,6 +330,7 @@ class GitHubApp:
         self._auth = _AppAuthStrategy(settings.github_app_id, private_key(settings))
         self._cache = _RedisTokenCache(redis, prefix=key_prefix)
         self._pacer = RedisPacer(redis, key_prefix)
+        self.rate_watch = RateWatch(redis, key_prefix)
         self._retry = retry or RetryPolicy.from_settings(settings)
         self._login: str | None = None
         self._installations: dict[str, int] = {}
@@ -331,7 +339,12 @@ class GitHubApp:
     def __repr__(self) -> str:
         return f"GitHubApp(app_id={self.app_id!r})"
 
-    def _client(self, auth: Any, pace_key: str) -> GitHub[Any]:
+    def _client(
+        self,
+        auth: Any,
+        pace_key: str,
+        on_response: tuple[Callable[[httpx.Response], Awaitable[None]], ...] = (),
+    ) -> GitHub[Any]:
         return _build(
             auth,
             self.settings,
@@ -339,6 +352,7 @@ class GitHubApp:
             pacer=self._pacer,
             pace_key=pace_key,
             retry=self._retry,
+            on_response=on_response,
         )
 
     def app_client(self) -> GitHub[Any]:
@@ -352,7 +366,11 @@ class GitHubApp:
     def installation_client(self, installation_id: int) -> GitHub[Any]:
         """Authenticated as one installation (its token, shared through Redis)."""
         auth = self._auth.as_installation(installation_id)
-        return self._client(auth, f"installation:{installation_id}")
+        return self._client(
+            auth,
+            f"installation:{installation_id}",
+            on_response=(self.rate_watch.hook(installation_id),),
+        )
 
     def for_installation(self, installation_id: int, repo: str) -> RepoClient:
         return RepoClient(

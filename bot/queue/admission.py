@@ -76,7 +76,7 @@ async def reply_failure(ctx: JobContext, error: BaseException) -> None:
 async def _admit(ctx: JobContext) -> Admitted:
     pr_number, protocol = await _target(ctx)
     pull = await fetch_pull(ctx.client, pr_number)
-    text, loaded = await read_repo_config(ctx.client, pull, ctx.settings)
+    text, loaded = await read_repo_config(ctx.client, pull, ctx.settings, ctx.blob_cache())
     if ctx.request.trigger == "command":
         await _admit_command(ctx, pull)
     elif ctx.automatic:

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import UTC, datetime
+
+from arq.worker import Retry
 
 from bot.github.errors import GitHubError
-from bot.metrics import DELIBERATION_SECONDS
+from bot.metrics import DELIBERATION_SECONDS, GITHUB_REVIEWS_WAITING
 from bot.queue.admission import Admitted, Skip, admit, reply_failure
 from bot.queue.checkrun import CheckRunLifecycle
 from bot.queue.deps import WorkerDeps
@@ -52,7 +55,36 @@ class DeliberationJob:
         async with self.deps.github.for_installation(
             self.request.installation_id, self.request.repo
         ) as client:
-            return await self._run(JobContext(self.deps, self.request, self.job_id, client))
+            ctx = JobContext(self.deps, self.request, self.job_id, client)
+            # Known low before any call: wait without spending one (but say it on the
+            # check run of a deliberation this job resumes).
+            await self._wait_for_github(ctx, None)
+            return await self._run(ctx)
+
+    async def _wait_for_github(self, ctx: JobContext, lifecycle: CheckRunLifecycle | None) -> None:
+        """Back to the queue until the rate limit resets, while fewer than
+        `COUNCIL_GITHUB_RESERVE` requests are left for the installation: a review needs
+        ~15, and one that runs out half-way fails."""
+        assert ctx.request.installation_id is not None
+        watch = ctx.deps.github.rate_watch
+        low = await watch.wait_s(ctx.request.installation_id, ctx.settings.github_reserve)
+        if low is None:
+            return
+        wait_s, reset = low
+        until = datetime.fromtimestamp(reset, UTC).strftime("%H:%M")
+        text = f"The review is waiting for GitHub's rate limit until {until} UTC."
+        GITHUB_REVIEWS_WAITING.inc()
+        ctx.log.warning("github_rate_limit_low", wait_s=round(wait_s, 1), until=until)
+        try:
+            if lifecycle is None:
+                started = await find_deliberation(ctx.db, ctx.key)
+                if started is not None and started.check_run_id is not None:
+                    lifecycle = CheckRunLifecycle(ctx, started)
+            if lifecycle is not None:
+                await lifecycle.waiting(text)
+        except GitHubError:  # saying so is worth a request, not a failed review
+            ctx.log.warning("rate_limit_note_failed")
+        raise Retry(defer=wait_s)
 
     async def _run(self, ctx: JobContext) -> str:
         # A deliberation this job (or the one it resumes) already started.
@@ -69,7 +101,12 @@ class DeliberationJob:
         # label and push events are skipped by admission and need none of it.
         try:
             setup = await pull_setup(
-                ctx.client, admitted.pull, ctx.settings, ctx.deps.catalog, admitted.config_text
+                ctx.client,
+                admitted.pull,
+                ctx.settings,
+                ctx.deps.catalog,
+                admitted.config_text,
+                ctx.blob_cache(),
             )
         except GitHubError as error:  # nothing is open yet: say it where it was asked
             ctx.log.exception("personas_unreadable")
@@ -115,7 +152,7 @@ class DeliberationJob:
             return "skipped: running on another worker"
         keeper = asyncio.create_task(lease.keep(_current_task()))
         try:
-            return await self._claimed(ctx, admitted, setup, record, lease)
+            return await self._claimed(ctx, admitted, setup, record, lease, fresh=not resuming)
         finally:
             keeper.cancel()
             await lease.release()
@@ -127,7 +164,11 @@ class DeliberationJob:
         setup: RepoSetup,
         record: DeliberationRecord,
         lease: Lease,
+        *,
+        fresh: bool = False,
     ) -> str:
+        """`fresh`: the deliberation was created by this job just now, so no check run of
+        it can exist yet (one resumed may have one that was never recorded)."""
         await record_request(
             ctx.db, record.id, job_id=ctx.job_id, request=ctx.request.model_dump(mode="json")
         )
@@ -142,8 +183,11 @@ class DeliberationJob:
         await self._supersede(ctx, record)
         lifecycle = CheckRunLifecycle(ctx, record)
         try:
-            await lifecycle.open(setup_note(setup))
+            await lifecycle.open(setup_note(setup), fresh=fresh)
+            await self._wait_for_github(ctx, lifecycle)
             return await self._review(ctx, lifecycle, admitted, setup, lease)
+        except Retry:  # waiting for GitHub: the check run stays open, the job comes back
+            raise
         except asyncio.CancelledError:
             if lease.lost:  # another worker has it now; the check run is its to finish
                 ctx.log.warning("deliberation_handed_over")
@@ -213,7 +257,12 @@ class DeliberationJob:
                 "No model is configured for the council: the operator sets COUNCIL_MODELS or a "
                 "provider key (ANTHROPIC_API_KEY, OPENAI_API_KEY)."
             )
-        source = PullSource(ctx.client, admitted.pull)
+        source = PullSource(
+            ctx.client,
+            admitted.pull,
+            cache=ctx.blob_cache(),
+            archive_max_bytes=ctx.settings.archive_max_bytes,
+        )
         return await prepare_review(source, setup, ctx.settings, options, available=available)
 
     async def _supersede(self, ctx: JobContext, record: DeliberationRecord) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import structlog
 
 from bot.github.client import RepoClient
+from bot.github.snapshot import RedisBlobCache
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobs import JobRequest
 from bot.settings import Settings
@@ -51,6 +52,15 @@ class JobContext:
     def automatic(self) -> bool:
         """Label and push triggers: nobody asked, so they are skipped more readily."""
         return self.request.trigger in AUTOMATIC
+
+    def blob_cache(self) -> RedisBlobCache:
+        """Repository files by blob SHA, shared by every review on this Redis."""
+        return RedisBlobCache(
+            self.deps.redis,
+            self.settings.key_prefix,
+            max_bytes=self.settings.blob_cache_max_bytes,
+            ttl_s=self.settings.blob_cache_ttl_s,
+        )
 
     def elapsed_s(self) -> float:
         return time.monotonic() - self.started

@@ -16,7 +16,7 @@ from typing import Any
 import structlog
 from arq.connections import ArqRedis, RedisSettings
 from arq.cron import cron
-from arq.worker import Worker, func
+from arq.worker import Retry, Worker, func
 from prometheus_client import start_http_server
 from redis.exceptions import RedisError
 
@@ -77,6 +77,9 @@ async def _deliberate(ctx: dict[str, Any], payload: dict[str, Any]) -> str:
         return await DeliberationJob(ctx["deps"], request, ctx["job_id"]).run()
     except asyncio.CancelledError:
         state = "cancelled"
+        raise
+    except Retry:  # back in the queue (GitHub's rate limit is low): it runs again
+        state = "waiting"
         raise
     except Exception:
         state = "failed"

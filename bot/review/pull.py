@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from bot.config import ConfigResult
     from bot.github.client import RepoClient
     from bot.github.fetch import PullInfo
+    from bot.github.snapshot import BlobCache
 
 _PR = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<number>[1-9][0-9]*)$")
 
@@ -38,26 +39,33 @@ def parse_pr(text: str) -> tuple[str, int]:
 
 
 async def read_repo_config(
-    client: RepoClient, pull: PullInfo, settings: Settings
+    client: RepoClient, pull: PullInfo, settings: Settings, cache: BlobCache | None = None
 ) -> tuple[str | None, ConfigResult]:
     """`.github/council.yml` from the default branch, validated without personas (what
-    admission needs before it pays a read per persona file)."""
+    admission needs before it pays a read per persona file). Read from the branch's tree
+    (which the personas and guidance use again) and `cache`."""
     from bot.config import load_repo_config
-    from bot.github.fetch import read_config
+    from bot.github.snapshot import MemoryBlobCache, read_config
 
-    text = await read_config(client, pull.default_branch)
+    text = await read_config(client, pull.default_branch, cache or MemoryBlobCache())
     return text, load_repo_config(text, settings)
 
 
 async def pull_setup(
-    client: RepoClient, pull: PullInfo, settings: Settings, base: Catalog, text: str | None
+    client: RepoClient,
+    pull: PullInfo,
+    settings: Settings,
+    base: Catalog,
+    text: str | None,
+    cache: BlobCache | None = None,
 ) -> RepoSetup:
     """The repo's personas from the default branch over `base`, and its config (`text`,
-    from `read_repo_config`) validated against them."""
-    from bot.github.fetch import read_agents
+    from `read_repo_config`) validated against them. The personas come from the default
+    branch's tree (read once per client: the guidance uses it again) and `cache`."""
+    from bot.github.snapshot import MemoryBlobCache, read_agents
 
     async def agents() -> dict[str, str]:
-        return await read_agents(client, pull.default_branch)
+        return await read_agents(client, pull.default_branch, cache or MemoryBlobCache())
 
     return await remote_setup(text, agents, settings, base, pull.default_branch)
 
@@ -75,6 +83,7 @@ async def open_pull(settings: Settings, pr: str, base: Catalog) -> AsyncIterator
     from bot.github.client import RepoClient
     from bot.github.errors import GitHubError
     from bot.github.fetch import fetch_pull
+    from bot.github.snapshot import MemoryBlobCache
 
     repo, number = parse_pr(pr)
     if settings.github_token is None:
@@ -83,8 +92,12 @@ async def open_pull(settings: Settings, pr: str, base: Catalog) -> AsyncIterator
     async with RepoClient.from_token(token, repo, settings) as client:
         try:
             pull = await fetch_pull(client, number)
-            text, _ = await read_repo_config(client, pull, settings)
-            setup = await pull_setup(client, pull, settings, base, text)
-            yield OpenedPull(PullSource(client, pull), setup)
+            cache = MemoryBlobCache()  # one run: config, personas and files share it
+            text, _ = await read_repo_config(client, pull, settings, cache)
+            setup = await pull_setup(client, pull, settings, base, text, cache)
+            source = PullSource(
+                client, pull, cache=cache, archive_max_bytes=settings.archive_max_bytes
+            )
+            yield OpenedPull(source, setup)
         except GitHubError as error:  # reading the PR, or its files while gathering
             raise PullRefError(f"cannot read {pr}: {error}") from None

@@ -6,7 +6,8 @@ it (inputs, seats, prompts, the engine) is the same whichever source it was.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -18,14 +19,17 @@ from bot.context import (
     clean_untrusted,
 )
 from bot.context.diff import nothing_to_review
+from bot.context.related import MAX_FILE_BYTES
 from bot.review.local import LocalChange, NothingToReview
 from bot.review.localrepo import build_local_context
 
 if TYPE_CHECKING:  # githubkit is heavy; a local review never needs it
     from bot.github.client import RepoClient
     from bot.github.fetch import PullInfo
+    from bot.github.snapshot import BlobCache
 
 
+_CHANGED = re.compile(r"^\+\+\+ b/(.+)$", re.M)  # the changed files' paths at head
 PUSH_A_CHANGE = "push a commit that changes a text line, or comment /council again after one"
 
 
@@ -76,10 +80,16 @@ class PullSource:
     fork's head too: GitHub serves a PR's head commit from the base repository), and the
     repository's guidance from the default branch: the PR's author may change README or
     AGENTS.md, and the change is reviewed in the diff, but it is not what the council is
-    told about the repository."""
+    told about the repository.
+
+    Files come through `bot.github.snapshot`: one tree per commit, then `cache` by blob SHA
+    (shared across reviews), a few blob reads, and one archive of the commit past those,
+    so a review costs a bounded number of requests whatever the context reads."""
 
     client: RepoClient
     pull: PullInfo
+    cache: BlobCache | None = None  # None: a cache for this review only
+    archive_max_bytes: int = 100_000_000
 
     @property
     def compared(self) -> str:
@@ -93,36 +103,53 @@ class PullSource:
         return self.pull.head_sha
 
     async def gather(self, budget_tokens: int, ignore_globs: Sequence[str]) -> Gathered:
-        from bot.github.fetch import commit_messages, fetch_diff, list_tree, read_file
+        from bot.github.fetch import commit_messages, fetch_diff
+        from bot.github.snapshot import MemoryBlobCache, Snapshot
 
         client, pull = self.client, self.pull
-        files, truncated = await list_tree(client, pull.head_sha)
-        diff = await fetch_diff(client, pull.number)
-        reason = nothing_to_review(diff.text)
-        if reason is not None and not diff.files_without_patch:
-            raise NothingToReview(reason, self.compared, PUSH_A_CHANGE)
-        meta = PullRequestMeta(
-            title=pull.title,
-            body=pull.body,
-            commit_messages=await commit_messages(client, pull.number),
-            base_ref=pull.base_ref,
-            head_ref=pull.head_ref,
+        cache = self.cache if self.cache is not None else MemoryBlobCache()
+        head = await Snapshot.open(
+            client,
+            pull.head_sha,
+            cache,
+            max_file_bytes=MAX_FILE_BYTES,
+            archive_max_bytes=self.archive_max_bytes,
         )
-
-        def reader(path: str) -> Awaitable[bytes | None]:
-            return read_file(client, path, pull.head_sha)
-
-        built = await build_context(
-            meta,
-            diff.text,
-            files,
-            reader,
-            budget_tokens=budget_tokens,
-            ignore_globs=ignore_globs,
-            guidance_from=await self._default_branch(),
-        )
+        async with head:
+            diff = await fetch_diff(client, pull.number)
+            reason = nothing_to_review(diff.text)
+            if reason is not None and not diff.files_without_patch:
+                raise NothingToReview(reason, self.compared, PUSH_A_CHANGE)
+            await head.expect(_CHANGED.findall(diff.text))
+            meta = PullRequestMeta(
+                title=pull.title,
+                body=pull.body,
+                commit_messages=await commit_messages(client, pull.number),
+                base_ref=pull.base_ref,
+                head_ref=pull.head_ref,
+            )
+            # The default branch's guidance: a few files, most often the head's own blobs.
+            guide = await Snapshot.open(
+                client,
+                pull.default_branch,
+                cache,
+                max_file_bytes=MAX_FILE_BYTES,
+                archive_max_bytes=self.archive_max_bytes,
+                blob_reads=6,
+                also=(head,),
+            )
+            async with guide:
+                built = await build_context(
+                    meta,
+                    diff.text,
+                    head.files,
+                    head.read,
+                    budget_tokens=budget_tokens,
+                    ignore_globs=ignore_globs,
+                    guidance_from=GuidanceSource(guide.files, guide.read, pull.default_branch),
+                )
         notes = []
-        if truncated:
+        if head.truncated:
             notes.append(
                 "GitHub truncated the repository tree: related files may be missing from the "
                 "context."
@@ -133,14 +160,3 @@ class PullSource:
                 + ", ".join(clean_untrusted(p) for p in diff.files_without_patch[:20])
             )
         return Gathered(built, notes)
-
-    async def _default_branch(self) -> GuidanceSource:
-        from bot.github.fetch import list_tree, read_file
-
-        client, branch = self.client, self.pull.default_branch
-        files, _ = await list_tree(client, branch)
-
-        def reader(path: str) -> Awaitable[bytes | None]:
-            return read_file(client, path, branch)
-
-        return GuidanceSource(files, reader, branch)

@@ -31,10 +31,13 @@ from __future__ import annotations
 import base64
 import contextlib
 import copy
+import gzip
 import hashlib
+import io
 import json
 import random
 import re
+import tarfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -300,6 +303,11 @@ class FakeGitHub:
         self.app_slug = "council-test"
         self.app_name = "PR Council (test)"
         self.tree_limit = 100_000  # entries a recursive tree lists before `truncated`
+        # What a tarball download answers instead of the archive (e.g. corrupt bytes).
+        self.archive_override: bytes | None = None
+        # (remaining, reset epoch): the core rate limit every answer reports until then.
+        self._rate: tuple[int, float] | None = None
+        self._archive_tokens: dict[str, tuple[str, str]] = {}  # token -> (repo, ref)
         self.token_ttl = timedelta(hours=1)
         self.calls: list[RecordedCall] = []
         self._lock = threading.RLock()
@@ -525,6 +533,21 @@ class FakeGitHub:
         headers = {"retry-after": str(retry_after), "x-ratelimit-remaining": "4990"}
         self.fail(method, path, status=403, body=body, headers=headers, times=times)
 
+    def set_rate_limit(self, remaining: int, *, reset_in_s: float) -> None:
+        """Every answer reports `remaining` requests left until `reset_in_s` from now (then
+        the limit is full again), in GitHub's `x-ratelimit-*` headers."""
+        with self._lock:
+            self._rate = (remaining, time.time() + reset_in_s)
+
+    def rate_headers(self) -> dict[str, str]:
+        headers = _rate_headers()
+        if self._rate is not None and time.time() < self._rate[1]:
+            remaining, reset = self._rate
+            headers["x-ratelimit-remaining"] = str(remaining)
+            headers["x-ratelimit-used"] = str(5000 - remaining)
+            headers["x-ratelimit-reset"] = str(int(reset) + (reset > int(reset)))
+        return headers
+
     def server_error(
         self,
         method: str | None = None,
@@ -550,6 +573,9 @@ class FakeGitHub:
             self._permissions.clear()
             self._tokens.clear()
             self.tree_limit = 100_000
+            self.archive_override = None
+            self._rate = None
+            self._archive_tokens.clear()
 
     # -- inspection --------------------------------------------------------------------------
 
@@ -671,6 +697,8 @@ class FakeGitHub:
             except _HttpError as exc:
                 response = _json_response(exc.status, exc.body)
                 auth = getattr(exc, "auth", auth)
+            if not path.startswith("/codeload/"):
+                response.headers.update(self.rate_headers())
             self.calls.append(
                 RecordedCall(
                     method=request.method,
@@ -697,6 +725,8 @@ class FakeGitHub:
         return None
 
     def _dispatch(self, request: FakeRequest) -> tuple[Response, str]:
+        if request.path.startswith("/codeload/"):
+            return self._codeload(request), "archive-token"
         known_path = False
         for route in self._routes:
             found = route.pattern.fullmatch(request.path)
@@ -720,6 +750,20 @@ class FakeGitHub:
         # GitHub answers an unknown route, or a known one with another method, with 404.
         del known_path
         raise _HttpError(404, "Not Found")
+
+    def _codeload(self, request: FakeRequest) -> Response:
+        """codeload.github.com: the archive a tarball redirect points at, by its token."""
+        found = self._archive_tokens.get(request.query.get("token", ""))
+        if found is None:
+            raise _HttpError(404, "Not Found")
+        full_name, ref = found
+        repo = self._repo(full_name)
+        data = self.archive_override
+        if data is None:
+            data = _tarball(repo, ref, self._resolve_ref(repo, ref))
+        top = f"{repo.owner}-{repo.name}-{_short(repo, ref)}"
+        headers = {"content-disposition": f"attachment; filename={top}.tar.gz"}
+        return Response(data, 200, headers, media_type="application/x-gzip")
 
     def _credentials(self, request: FakeRequest) -> tuple[str, str] | None:
         header = request.headers.get("authorization", "")
@@ -1508,6 +1552,58 @@ def _get_tree(ctx: _Ctx, owner: str, repo: str, sha: str) -> Response:
     return _json_response(200, body)
 
 
+def _short(repo: _Repo, ref: str) -> str:
+    sha = ref if re.fullmatch(r"[0-9a-f]{40}", ref) else _sha(repo.full_name, ref, "head")
+    return sha[:7]
+
+
+def _tarball(repo: _Repo, ref: str, files: Mapping[str, bytes]) -> bytes:
+    """A gzip tar as codeload sends it: everything under `{owner}-{repo}-{shortsha}/`."""
+    top = f"{repo.owner}-{repo.name}-{_short(repo, ref)}"
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        info = tarfile.TarInfo(f"{top}/")
+        info.type = tarfile.DIRTYPE
+        info.mode = 0o775
+        tar.addfile(info)
+        for path in sorted(files):
+            data = files[path]
+            info = tarfile.TarInfo(f"{top}/{path}")
+            info.size = len(data)
+            info.mode = 0o664
+            tar.addfile(info, io.BytesIO(data))
+    return gzip.compress(buffer.getvalue(), mtime=0)
+
+
+def _get_tarball(ctx: _Ctx, owner: str, repo: str, ref: str) -> Response:
+    """`GET /repos/o/r/tarball/{ref}`: 302 to a codeload URL carrying a short-lived token."""
+    target = ctx.fake._repo(f"{owner}/{repo}")
+    ctx.fake._resolve_ref(target, ref)
+    token = f"{random.getrandbits(64):016x}"
+    ctx.fake._archive_tokens[token] = (target.full_name, ref)
+    location = f"{ctx.fake.url}/codeload/{owner}/{repo}/legacy.tar.gz/{quote(ref)}?token={token}"
+    headers = {**_rate_headers(), "location": location}
+    return Response(b"", 302, headers)
+
+
+def _get_blob(ctx: _Ctx, owner: str, repo: str, sha: str) -> Response:
+    target = ctx.fake._repo(f"{owner}/{repo}")
+    for files in target.refs.values():
+        for data in files.values():
+            if _blob_sha(data) == sha:
+                api = _api(ctx.fake, f"/repos/{target.full_name}/git/blobs/{sha}")
+                body = {
+                    "sha": sha,
+                    "node_id": f"B_{sha[:12]}",
+                    "size": len(data),
+                    "url": api,
+                    "content": _b64_lines(data),
+                    "encoding": "base64",
+                }
+                return _json_response(200, body)
+    raise _HttpError(404, "Not Found", documentation_url=f"{DOCS}/git/blobs#get-a-blob")
+
+
 def _compare(ctx: _Ctx, owner: str, repo: str, basehead: str) -> Response:
     full_name = f"{owner}/{repo}"
     target = ctx.fake._repo(full_name)
@@ -1838,6 +1934,8 @@ def _routes(fake: FakeGitHub) -> list[_Route]:
         ("GET", repo + r"/contents/?", _get_content, False),
         ("GET", repo + r"/contents/(?P<path>.+)", _get_content, False),
         ("GET", repo + r"/git/trees/(?P<sha>.+)", _get_tree, False),
+        ("GET", repo + r"/git/blobs/(?P<sha>[0-9a-f]{40})", _get_blob, False),
+        ("GET", repo + r"/tarball/(?P<ref>.+)", _get_tarball, False),
         ("GET", repo + r"/compare/(?P<basehead>.+)", _compare, False),
         ("GET", repo + r"/issues/(?P<number>\d+)/comments", _list_comments, False),
         ("POST", repo + r"/issues/(?P<number>\d+)/comments", _create_comment, False),
