@@ -19,6 +19,7 @@ import math
 import re
 import threading
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Literal
 
 TextKind = Literal["code", "prose", "data", "gutter"]
@@ -53,10 +54,18 @@ def line_kind(line: str) -> TextKind:
 
 def kinds_of(text: str) -> dict[TextKind, int]:
     """Characters of `text` per kind (each line with its newline); a diff line's number
-    and mark (`  86 + `) are a kind of their own: digits and marks cost a token each."""
+    and mark (`  86 + `) are a kind of their own: digits and marks cost a token each.
+
+    Every call of a deliberation sends the same system blocks (the whole context) and each
+    phase the same transcript, so the counts are cached per text (a fresh dict each time)."""
+    return dict(_kinds_of(text))
+
+
+@lru_cache(maxsize=128)
+def _kinds_of(text: str) -> tuple[tuple[TextKind, int], ...]:
     counts: dict[TextKind, int] = dict.fromkeys(KINDS, 0)
     if not text:
-        return counts
+        return tuple(counts.items())
     for line in text.split("\n"):
         gutter = _GUTTER.match(line)
         if gutter:
@@ -68,7 +77,7 @@ def kinds_of(text: str) -> dict[TextKind, int]:
     if counts["code"] < 0:
         counts["prose"] += counts["code"]
         counts["code"] = 0
-    return counts
+    return tuple(counts.items())
 
 
 class TokenEstimator:

@@ -4,7 +4,8 @@ Every seat call goes through `SeatCaller.call`: it replays a recorded step, or r
 call's worst-case tokens with the deliberation's `TokenBudget` and its worst-case cost with
 its `Budget` (a call that would cross a cap does not start), calls the provider, settles the
 reservations at what the call used and cost, and records the validated answer (or the typed
-failure) with its tokens, cost and time.
+failure) with its tokens, cost and time. The record is written with the rest of its phase
+step (`bot.council.ledger.StepWriter`): a worker killed mid-step asks that step's calls again.
 
 A model's capabilities come from `ProviderSource.capabilities_of` (no client is built for
 them): the output limit the call is sent, its price, and whether that price is known at all.
@@ -31,7 +32,7 @@ from bot.council.budget import (
     TokenCapReached,
     TokenReservation,
 )
-from bot.council.ledger import EventKind, Ledger
+from bot.council.ledger import EventKind, StepWriter
 from bot.council.seats import Seat
 from bot.providers import (
     ErrorKind,
@@ -161,7 +162,7 @@ class SeatCaller:
         self,
         deliberation_id: str,
         providers: ProviderSource,
-        ledger: Ledger,
+        ledger: StepWriter,
         accounts: Accounts,
         progress: ProgressFn,
         *,
@@ -192,40 +193,46 @@ class SeatCaller:
     ) -> Outcome:
         """Run one step. A `leader` streams and sets `warm` once its response began; the
         other seats of its model wait on `warm`, so they find the prefix it cached."""
-        recorded = await self._ledger.step(self._id, step)
+        # A fresh deliberation's writer answers without reading the ledger.
+        recorded = await self._ledger.step(step)
         if recorded is not None:
             if warm is not None and leader:
                 warm.set()
             outcome = _replay(recorded.payload, request, self._priced(seat.model))
             self._accounts.add(outcome, seat.model)
             return outcome
-        if warm is not None and not leader:
-            await warm.wait()
+        # Everything a call needs before it is sent (its reservation, the claim's check) is
+        # done before a seat waits for its leader: once the leader's response begins, every
+        # seat of the phase is ready to send at once (a budget in the database or a lease
+        # in Redis would otherwise delay the last seat by every seat's round trips).
         caps = self._capabilities(seat.model)
         try:
             held = await self._reserve(caps, step, request)
         except CostLimitReached:
-            if warm is not None:
+            if warm is not None and leader:
                 warm.set()  # never leave the seats waiting on this one stuck
             raise
         try:
-            await self._ledger.append(
-                self._id,
-                EventKind.SEAT_CALLED,
-                {"seat": seat.seat_id, "step": step, "model": seat.model},
-            )
-        except Exception:
+            await self._ledger.guard()  # a runner that lost its claim pays for nothing more
+            if warm is not None and not leader:
+                await warm.wait()
+        except BaseException:
             await self._release(held)  # the call never started
             raise
+        # Written with the answer or the rest of its phase step (bot.council.ledger.StepWriter).
+        self._ledger.append(
+            EventKind.SEAT_CALLED, {"seat": seat.seat_id, "step": step, "model": seat.model}
+        )
         self._progress(step.split("/")[0], seat.seat_id, "called", seat.persona_name)
         # Cancelled from here on (or the worker dies), the reservation stays charged.
         outcome = await self._invoke(seat, request, warm if leader else None)
         outcome.priced = caps is not None and caps.priced
         await self._settle(held, outcome)
         self._accounts.add(outcome, seat.model)
-        await self._ledger.append(
-            self._id, EventKind.SEAT_RETURNED, _payload(seat, step, outcome), step=step
-        )
+        self._ledger.append(EventKind.SEAT_RETURNED, _payload(seat, step, outcome), step=step)
+        # A paid answer is written as it arrives: a worker killed mid-phase never pays for it
+        # twice (the rest of the step's events go with it, in the same transaction).
+        await self._ledger.flush()
         self._progress(
             step.split("/")[0], seat.seat_id, outcome.error_kind or "ok", seat.persona_name
         )

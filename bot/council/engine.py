@@ -48,7 +48,7 @@ from bot.council.findings import (
     resolve_groups,
 )
 from bot.council.gate import Gated, gate_assessment
-from bot.council.ledger import EventKind, Ledger
+from bot.council.ledger import EventKind, Ledger, LedgerEvent, StepWriter
 from bot.council.personas import Catalog
 from bot.council.protocols import (
     Phase,
@@ -145,6 +145,7 @@ class _Run:
     request: DeliberationRequest
     convened: Convened
     caller: SeatCaller
+    writer: StepWriter  # the ledger, one transaction per phase step
     accounts: Accounts
     system: list[Any]
     records: dict[str, _SeatRecord]
@@ -250,30 +251,36 @@ class Engine:
         worst-case cost with `budget` first; None: an in-memory budget for
         `request.max_cost_usd` that counts what the ledger's recorded calls cost."""
         started = time.monotonic()
+        # One read of what the ledger holds: the spend so far, and whether any step ran.
+        events = await self._ledger.events(request.deliberation_id)
+        writer = StepWriter(self._ledger, request.deliberation_id, events)
         if budget is None:
-            budget = InMemoryBudget(request.max_cost_usd, spent_usd=await self._paid(request))
+            budget = InMemoryBudget(request.max_cost_usd, spent_usd=_paid(events))
         accounts = Accounts()
         caller = SeatCaller(
             request.deliberation_id,
             self._providers,
-            self._ledger,
+            writer,
             accounts,
             self._progress,
             budget=budget,
-            tokens=TokenBudget(
-                request.max_spend_tokens, spent_tokens=await self._paid_tokens(request)
-            ),
+            tokens=TokenBudget(request.max_spend_tokens, spent_tokens=_paid_tokens(events)),
             estimator=self._estimator,
         )
         try:
-            convened = await self._convene(request, caller)
+            convened = await self._convene(request, caller, writer)
         except CostLimitReached as stop:
             stop.where = "before the panel was designed"
-            return await self._stopped_convening(request, accounts, stop, started)
+            await writer.flush()
+            return await self._stopped_convening(request, accounts, stop, started, writer)
+        except BaseException:
+            await writer.flush_quietly()
+            raise
         run = _Run(
             request=request,
             convened=convened,
             caller=caller,
+            writer=writer,
             accounts=accounts,
             system=prompts.system_blocks(
                 request.protocol, request.context, language=request.language
@@ -287,27 +294,21 @@ class Engine:
             outcome, reason = await self._phases(run)
         except CostLimitReached as stop:
             outcome, reason = Resolution.COST_LIMIT, stop.reason()
-        return await self._synthesized(self._advisory(run, outcome, reason, started))
+        try:
+            advisory = self._advisory(run, outcome, reason, started)
+        except BaseException:
+            await writer.flush_quietly()  # the last step's answers are kept
+            raise
+        return await self._synthesized(advisory, writer)
 
-    async def _synthesized(self, advisory: Advisory) -> Advisory:
-        await self._ledger.append(
-            advisory.deliberation_id,
+    async def _synthesized(self, advisory: Advisory, writer: StepWriter) -> Advisory:
+        writer.append(
             EventKind.SYNTHESIZED,
             {"advisory": advisory.model_dump(mode="json")},
             step="synthesized",
         )
+        await writer.flush()
         return advisory
-
-    async def _paid(self, request: DeliberationRequest) -> float:
-        """What the calls the ledger already holds cost (a resumed deliberation's)."""
-        events = await self._ledger.events(request.deliberation_id)
-        costs = [e.payload.get("cost") for e in events if e.kind is EventKind.SEAT_RETURNED]
-        return sum(float(c) for c in costs if isinstance(c, int | float))
-
-    async def _paid_tokens(self, request: DeliberationRequest) -> int:
-        """The tokens the calls the ledger already holds used (a resumed deliberation's)."""
-        events = await self._ledger.events(request.deliberation_id)
-        return sum(ledger_tokens(e.payload) for e in events if e.kind is EventKind.SEAT_RETURNED)
 
     def _accepts_temperature(self, model: str) -> bool:
         """Whether `model` takes a temperature (a reference that does not resolve: no)."""
@@ -322,6 +323,7 @@ class Engine:
         accounts: Accounts,
         stop: CostLimitReached,
         started: float,
+        writer: StepWriter,
     ) -> Advisory:
         """A cap stopped the one call of convening (the debate's panel design)."""
         usage = accounts.usage.model_copy(
@@ -336,7 +338,8 @@ class Engine:
                 notes=list(request.notes),
                 usage=usage,
                 reason=stop.reason(),
-            )
+            ),
+            writer,
         )
 
     async def preview(self, request: DeliberationRequest) -> Convened | None:
@@ -352,8 +355,10 @@ class Engine:
             accepts_temperature=self._accepts_temperature,
         )
 
-    async def _convene(self, request: DeliberationRequest, caller: SeatCaller) -> Convened:
-        recorded = await self._ledger.step(request.deliberation_id, "convened")
+    async def _convene(
+        self, request: DeliberationRequest, caller: SeatCaller, writer: StepWriter
+    ) -> Convened:
+        recorded = await writer.step("convened")
         if recorded is not None:
             return Convened.model_validate(recorded.payload)
         self._progress("convene", None, "started")
@@ -364,12 +369,8 @@ class Engine:
             caller,
             accepts_temperature=self._accepts_temperature,
         )
-        await self._ledger.append(
-            request.deliberation_id,
-            EventKind.CONVENED,
-            convened.model_dump(mode="json"),
-            step="convened",
-        )
+        writer.append(EventKind.CONVENED, convened.model_dump(mode="json"), step="convened")
+        await writer.flush()
         self._progress("convene", None, "done")
         return convened
 
@@ -388,6 +389,7 @@ class Engine:
 
     async def _phases(self, run: _Run) -> _Stop:
         steps = self._steps()
+        last = run.protocol.phases[-1]
         for phase in run.protocol.phases:
             if phase in ("convene", "judge"):
                 continue
@@ -395,7 +397,13 @@ class Engine:
                 stop = await steps[phase](run)
             except CostLimitReached as capped:
                 capped.where = capped.where or _where_stopped(run, capped.step)
+                await run.writer.flush_quietly()
                 raise
+            except BaseException:
+                await run.writer.flush_quietly()  # the answers this step paid for are kept
+                raise
+            if phase != last:  # the last step's events go with the advisory's
+                await run.writer.flush()  # one transaction per phase step
             if stop is not None:
                 return stop
         return (run.resolution.resolution if run.resolution else None), None
@@ -498,12 +506,10 @@ class Engine:
                 raise
             finally:
                 self._record_round(run, round_no, replies)  # what was said, even if cut short
-            await self._ledger.append(
-                run.request.deliberation_id,
-                EventKind.ROUND_ENDED,
-                {"round": round_no},
-                step=f"round_ended/{round_no}",
+            run.writer.append(
+                EventKind.ROUND_ENDED, {"round": round_no}, step=f"round_ended/{round_no}"
             )
+            await run.writer.flush()  # a round is a phase step
             if not judged:
                 continue
             decision = await self._judge(run, round_no)
@@ -589,12 +595,12 @@ class Engine:
                 cycle, decision.decision, decision.reasoning, decision.focus, decision.option_c
             )
         )
-        await self._ledger.append(
-            run.request.deliberation_id,
+        run.writer.append(
             EventKind.JUDGED,
             {"cycle": cycle, "decision": decision.decision},
             step=f"judged/{cycle}",
         )
+        await run.writer.flush()
         return decision
 
     # --- vote ------------------------------------------------------------------------------
@@ -621,8 +627,7 @@ class Engine:
                 record.vote = vote
             else:
                 record.state = SeatState.ABSTAINED
-            await self._ledger.append(
-                run.request.deliberation_id,
+            run.writer.append(
                 EventKind.VOTE_CAST,
                 {"seat": seat.seat_id, "vote": vote.vote if isinstance(vote, Vote) else "ABSTAIN"},
                 step=f"vote_cast/{seat.seat_id}",
@@ -676,11 +681,8 @@ class Engine:
             run.resolution = resolve_votes([r.vote for r in valid], findings)
         else:
             run.resolution = resolve_assessments([r.assessment for r in valid], findings)
-        await self._ledger.append(
-            run.request.deliberation_id,
-            EventKind.RESOLVED,
-            run.resolution.model_dump(mode="json"),
-            step="resolved",
+        run.writer.append(
+            EventKind.RESOLVED, run.resolution.model_dump(mode="json"), step="resolved"
         )
         if capped is not None:  # no later call would start: stop with the findings merged
             raise capped
@@ -937,6 +939,17 @@ def _no_quorum_reason(run: _Run) -> str:
         for s in run.order
     )
     return f"The council could not convene: fewer than 2 valid assessments. Seats: {states}"
+
+
+def _paid(events: Sequence[LedgerEvent]) -> float:
+    """What the calls the ledger already holds cost (a resumed deliberation's)."""
+    costs = [e.payload.get("cost") for e in events if e.kind is EventKind.SEAT_RETURNED]
+    return sum(float(c) for c in costs if isinstance(c, int | float))
+
+
+def _paid_tokens(events: Sequence[LedgerEvent]) -> int:
+    """The tokens the calls the ledger already holds used (a resumed deliberation's)."""
+    return sum(ledger_tokens(e.payload) for e in events if e.kind is EventKind.SEAT_RETURNED)
 
 
 def _borda(run: _Run, ballots: dict[str, list[str]]) -> list[str]:

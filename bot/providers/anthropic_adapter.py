@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+from functools import lru_cache
 from typing import Any
 
 import anthropic
 
 from bot.providers.adapter import Adapter, RawAnswer
-from bot.providers.base import ModelCall, OutputT, ProviderError, Usage
+from bot.providers.base import ModelCall, OutputT, OutputTool, ProviderError, Usage
 from bot.providers.errors import map_sdk_error
-from bot.providers.schema import model_schema
+from bot.providers.schema import schema_chars, tool_schema
 from bot.tokens import TokenEstimator
 
 _EPHEMERAL = {"type": "ephemeral"}
@@ -85,14 +86,14 @@ class AnthropicAdapter(Adapter):
                 raw = await self._stream(body, headers, began, request)
         except (anthropic.AnthropicError, ValueError) as err:
             raise self._error(err) from None
-        raw.sent_chars = _chars(body)
+        raw.sent_chars = _chars(body, request)
         return raw
 
     def _body(self, request: ModelCall[OutputT]) -> dict[str, Any]:
         breakpoints = _Breakpoints(self._caps.min_cache_tokens, self._estimator)
-        tools = [_tool(t.name, t.description, model_schema(t.schema)) for t in request.all_tools()]
-        for tool in tools:
-            breakpoints.add_text(str(tool["input_schema"]) + tool["description"])
+        tools = [_tool(t) for t in request.all_tools()]
+        for t in request.all_tools():
+            breakpoints.add_chars(schema_chars(t.schema, strict=False) + len(t.description))
         system = [
             breakpoints.block({"type": "text", "text": b.text}, b.text, b.cache)
             for b in request.system
@@ -173,8 +174,8 @@ class _Breakpoints:
         self._chars = 0
         self._used = 0
 
-    def add_text(self, text: str) -> None:
-        self._chars += len(text)
+    def add_chars(self, chars: int) -> None:
+        self._chars += chars
 
     def block(self, block: dict[str, Any], text: str, cache: bool) -> dict[str, Any]:
         self._chars += len(text)
@@ -185,8 +186,14 @@ class _Breakpoints:
         return block
 
 
-def _tool(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
-    return {"name": name, "description": description, "input_schema": schema}
+@lru_cache(maxsize=256)
+def _tool(tool: OutputTool) -> dict[str, Any]:
+    """The tool definition, built once per process (shared by every body: never changed)."""
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": tool_schema(tool.schema, strict=False),
+    }
 
 
 def _usage(usage: dict[str, Any]) -> Usage:
@@ -198,10 +205,10 @@ def _usage(usage: dict[str, Any]) -> Usage:
     )
 
 
-def _chars(body: dict[str, Any]) -> int:
+def _chars(body: dict[str, Any], request: ModelCall[Any]) -> int:
     total = sum(len(b["text"]) for b in body.get("system", []))
     total += sum(len(c["text"]) for m in body["messages"] for c in m["content"])
-    return total + sum(len(str(t["input_schema"])) for t in body.get("tools", []))
+    return total + sum(schema_chars(t.schema, strict=False) for t in request.all_tools())
 
 
 class _StreamAccumulator:

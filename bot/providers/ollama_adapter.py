@@ -28,7 +28,7 @@ from bot.providers.base import (
     Usage,
 )
 from bot.providers.errors import scrub
-from bot.providers.schema import schema_instructions, strict_schema
+from bot.providers.schema import schema_instructions, tool_schema
 
 _RETRY_STATUSES = (429, 500, 502, 503, 504)
 
@@ -91,7 +91,7 @@ class OllamaAdapter(Adapter):
             "options": options,
         }
         if request.output is not None:
-            schema = strict_schema(request.output.schema)
+            schema = tool_schema(request.output.schema, strict=True)  # shared: never changed
             body["format"] = schema
             messages.append(
                 {"role": "user", "content": schema_instructions(request.output.name, schema)}

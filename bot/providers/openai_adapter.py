@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from functools import lru_cache
 from typing import Any
 
 import openai
@@ -26,6 +27,7 @@ from bot.providers.adapter import Adapter, RawAnswer
 from bot.providers.base import (
     ModelCall,
     OutputT,
+    OutputTool,
     ProviderError,
     Usage,
 )
@@ -40,7 +42,7 @@ from bot.providers.negotiation import (
     names_format,
     next_mode,
 )
-from bot.providers.schema import extract_json, schema_instructions, strict_schema
+from bot.providers.schema import extract_json, schema_instructions, tool_schema
 from bot.settings import StructuredSetting
 
 log = structlog.get_logger(__name__)
@@ -276,7 +278,7 @@ class OpenAIAdapter(Adapter):
         output = request.output
         if output is None:
             return body
-        schema = strict_schema(output.schema)
+        schema = tool_schema(output.schema, strict=True)  # shared: never changed
         if mode == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
@@ -315,11 +317,13 @@ def _unreadable(request: ModelCall[Any], raw: RawAnswer) -> str | None:
     return None
 
 
-def _function(tool: Any, *, strict: bool) -> dict[str, Any]:
+@lru_cache(maxsize=256)
+def _function(tool: OutputTool, *, strict: bool) -> dict[str, Any]:
+    """The function tool, built once per process (shared by every body: never changed)."""
     function: dict[str, Any] = {
         "name": tool.name,
         "description": tool.description,
-        "parameters": strict_schema(tool.schema),
+        "parameters": tool_schema(tool.schema, strict=True),
     }
     if strict:
         function["strict"] = True

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import Counter
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel
@@ -32,6 +34,31 @@ def strict_schema(model: type[BaseModel]) -> JsonSchema:
     if schema.get("type") != "object":
         raise SchemaError(f"{model.__name__}: the root of a strict schema must be an object")
     return schema
+
+
+# How many times each (schema class name, strict) was built in this process: `tool_schema`
+# builds each once; the tests read this to prove it.
+SCHEMA_BUILDS: Counter[tuple[str, bool]] = Counter()
+
+
+@lru_cache(maxsize=256)
+def tool_schema(model: type[BaseModel], *, strict: bool) -> JsonSchema:
+    """The schema the adapters send for `model`, built once per process and class: the
+    plain schema (Anthropic's `input_schema`) or the strict one (OpenAI, Ollama).
+
+    Building one costs milliseconds of CPU (pydantic's generation and the strict rewrite),
+    and every call of a deliberation sends the same few, so they are cached. The returned
+    dict is shared by every request body: callers put it into a body as it is and never
+    change it (tests/unit/providers/test_schema_cache.py checks a whole deliberation leaves
+    it as built)."""
+    SCHEMA_BUILDS[(model.__name__, strict)] += 1
+    return strict_schema(model) if strict else model_schema(model)
+
+
+@lru_cache(maxsize=256)
+def schema_chars(model: type[BaseModel], *, strict: bool) -> int:
+    """`len(str(...))` of `tool_schema(model, strict=strict)`: what the adapters count."""
+    return len(str(tool_schema(model, strict=strict)))
 
 
 def _make_strict(node: Any, *, path: str) -> None:

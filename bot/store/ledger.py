@@ -10,14 +10,14 @@ append looks its step up again or retries with a fresh `seq`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from pydantic import JsonValue, TypeAdapter
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.council.ledger import EventKind, LedgerEvent, UnknownDeliberationError
+from bot.council.ledger import EventKind, LedgerEvent, PendingEvent, UnknownDeliberationError
 from bot.store.db import Database
 from bot.store.models import DeliberationRow, LedgerEventRow, utc_now
 
@@ -120,6 +120,79 @@ class SqlLedger:
             session.add(row)
             await session.flush()
             return to_event(row)
+
+    async def guard(self) -> None:
+        """The fence alone: raise if this runner lost its claim (nothing is written)."""
+        if self._fence is not None:
+            await self._fence()
+
+    async def append_many(
+        self, deliberation_id: str, events: Sequence[PendingEvent]
+    ) -> list[LedgerEvent]:
+        """Every event in one transaction, in order (a phase step's; see
+        `bot.council.ledger.StepWriter`). The fence runs once; refused, the returned answers
+        among the events are still written (as `append` keeps them) and the refusal raised."""
+        checked = [PendingEvent(e.kind, PAYLOAD.validate_python(e.payload), e.step) for e in events]
+        if not checked:
+            return []
+        if self._fence is not None and any(e.kind != EventKind.SEAT_RETURNED for e in checked):
+            try:
+                await self._fence()
+            except Exception:
+                answers = [e for e in checked if e.kind == EventKind.SEAT_RETURNED]
+                if answers:
+                    await self._append_many(deliberation_id, answers)
+                raise
+        return await self._append_many(deliberation_id, checked)
+
+    async def _append_many(
+        self, deliberation_id: str, events: Sequence[PendingEvent]
+    ) -> list[LedgerEvent]:
+        for _ in range(MAX_APPEND_ATTEMPTS - 1):
+            try:
+                return await self._append_many_once(deliberation_id, events)
+            except IntegrityError:
+                continue  # another writer committed meanwhile: look again
+        return await self._append_many_once(deliberation_id, events)
+
+    async def _append_many_once(
+        self, deliberation_id: str, events: Sequence[PendingEvent]
+    ) -> list[LedgerEvent]:
+        async with self._db.session() as session:
+            await _lock_deliberation(session, deliberation_id)
+            steps = [e.step for e in events if e.step is not None]
+            known: dict[str, LedgerEvent] = {}
+            if steps:
+                query = select(LedgerEventRow).where(
+                    LedgerEventRow.deliberation_id == deliberation_id,
+                    LedgerEventRow.step.in_(steps),
+                )
+                known = {
+                    row.step: to_event(row) for row in await session.scalars(query) if row.step
+                }
+            seq = await _next_seq(session, deliberation_id)
+            written: list[LedgerEvent | LedgerEventRow] = []
+            rows: list[LedgerEventRow] = []
+            for event in events:
+                if event.step is not None and event.step in known:
+                    written.append(known[event.step])
+                    continue
+                row = LedgerEventRow(
+                    deliberation_id=deliberation_id,
+                    seq=seq,
+                    kind=event.kind.value,
+                    step=event.step,
+                    payload=event.payload,
+                    created_at=utc_now(),
+                )
+                seq += 1
+                rows.append(row)
+                written.append(row)
+                if event.step is not None:
+                    known[event.step] = to_event(row)  # a step twice in one batch: once
+            session.add_all(rows)
+            await session.flush()
+            return [w if isinstance(w, LedgerEvent) else to_event(w) for w in written]
 
     async def events(self, deliberation_id: str) -> list[LedgerEvent]:
         query = (

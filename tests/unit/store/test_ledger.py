@@ -17,7 +17,14 @@ import pytest
 from pydantic import ValidationError
 from sqlalchemy.engine import URL
 
-from bot.council.ledger import EventKind, InMemoryLedger, Ledger
+from bot.council.ledger import (
+    BatchLedger,
+    EventKind,
+    InMemoryLedger,
+    Ledger,
+    PendingEvent,
+    StepWriter,
+)
 from bot.store import Database, SqlLedger, records
 from tests.support.postgres import find_postgres
 
@@ -190,3 +197,82 @@ async def test_a_payload_that_is_not_json_is_refused_unwritten(subject: LedgerUn
 
     assert await ledger.events(did) == []
     assert await ledger.step(did, "fail") is None
+
+
+# --- several events in one transaction (the engine's phase steps) -------------------------
+
+
+async def test_append_many_writes_in_order_and_skips_recorded_steps(
+    subject: LedgerUnderTest,
+) -> None:
+    ledger, did = subject.ledger, await subject.new_deliberation()
+    assert isinstance(ledger, BatchLedger)
+    first = await ledger.append(did, EventKind.SEAT_RETURNED, {"n": 0}, step="assess/seat-1/0")
+
+    written = await ledger.append_many(
+        did,
+        [
+            PendingEvent(EventKind.SEAT_CALLED, {"n": 1}),
+            PendingEvent(EventKind.SEAT_RETURNED, {"n": 2}, "assess/seat-1/0"),  # recorded
+            PendingEvent(EventKind.SEAT_RETURNED, {"n": 3}, "assess/seat-2/0"),
+            PendingEvent(EventKind.VOTE_CAST, {"n": 4}, "vote_cast/seat-2"),
+        ],
+    )
+
+    assert written[1] == first
+    assert [e.payload["n"] for e in written] == [1, 0, 3, 4]
+    stored = await ledger.events(did)
+    assert [e.seq for e in stored] == [0, 1, 2, 3]
+    assert [e.payload["n"] for e in stored] == [0, 1, 3, 4]
+    assert await ledger.step(did, "vote_cast/seat-2") == stored[3]
+    assert await ledger.append_many(did, []) == []
+
+
+async def test_a_step_writer_writes_at_flush_and_reads_nothing_when_fresh(
+    subject: LedgerUnderTest,
+) -> None:
+    ledger, did = subject.ledger, await subject.new_deliberation()
+    writer = StepWriter(ledger, did, await ledger.events(did))
+    assert writer.fresh
+    writer.append(EventKind.SEAT_CALLED, {"n": 1})
+    writer.append(EventKind.SEAT_RETURNED, {"n": 2}, step="assess/seat-1/0")
+    writer.append(EventKind.SEAT_RETURNED, {"n": 9}, step="assess/seat-1/0")  # kept once
+    kept = await writer.step("assess/seat-1/0")
+    assert kept is not None and kept.payload == {"n": 2}
+    assert await ledger.events(did) == []  # nothing written before the step ends
+
+    await writer.flush()
+    await writer.flush()  # nothing more to write: no transaction
+    assert writer.transactions == 1
+    assert [e.payload for e in await ledger.events(did)] == [{"n": 1}, {"n": 2}]
+    resumed = StepWriter(ledger, did, await ledger.events(did))
+    assert not resumed.fresh  # a resumed deliberation reads its steps, as before
+    recorded = await resumed.step("assess/seat-1/0")
+    assert recorded is not None and recorded.payload == {"n": 2}
+
+
+async def test_a_lost_claim_refuses_the_batch_but_keeps_its_answers(tmp_path: Path) -> None:
+    db = Database(f"sqlite:///{tmp_path / 'council.db'}")
+    await db.connect()
+    try:
+        did = await _sql_deliberation(db)
+
+        async def lost() -> None:
+            raise PermissionError("the claim is lost")
+
+        fenced = SqlLedger(db, fence=lost)
+        with pytest.raises(PermissionError):
+            await fenced.guard()
+        with pytest.raises(PermissionError):
+            await fenced.append_many(
+                did,
+                [
+                    PendingEvent(EventKind.SEAT_CALLED, {"n": 1}),
+                    PendingEvent(EventKind.SEAT_RETURNED, {"n": 2}, "assess/seat-1/0"),
+                    PendingEvent(EventKind.VOTE_CAST, {"n": 3}, "vote_cast/seat-1"),
+                ],
+            )
+        stored = await SqlLedger(db).events(did)
+        assert [(e.kind, e.payload) for e in stored] == [(EventKind.SEAT_RETURNED, {"n": 2})]
+    finally:
+        await db.dispose()
