@@ -7,13 +7,18 @@ import asyncio
 import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from arq.connections import ArqRedis
 from fastapi import FastAPI
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from redis.exceptions import RedisError
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
+from bot.metrics import QUEUE_JOBS, QUEUE_OLDEST_WAITING_SECONDS
+from bot.queue.backlog import refresh_metrics
 from bot.queue.redis import connect_redis
 from bot.settings import MissingSettingError, Settings
 from bot.store.db import Database
@@ -56,12 +61,18 @@ def create_app(settings: Settings, *, redis: ArqRedis | None = None) -> FastAPI:
             if redis is None:
                 await pool.aclose()
 
-    app = FastAPI(
-        title="PR Council", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None
+    app = _App(
+        receiver,
+        title="PR Council",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
     )
-    # A plain Starlette route: the receiver reads the raw body itself (the signature covers
-    # the exact bytes), so FastAPI's parameter machinery would only add cost.
-    app.add_route(WEBHOOK_PATH, receiver.handle, methods=["POST"])
+    # A bare ASGI route: the receiver reads the raw body itself (the signature covers the
+    # exact bytes). `_App` hands it its POSTs directly; the route answers the other methods
+    # (405) and lists the path.
+    app.router.routes.append(Route(WEBHOOK_PATH, receiver, methods=["POST"]))
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:
@@ -83,9 +94,44 @@ def create_app(settings: Settings, *, redis: ArqRedis | None = None) -> FastAPI:
 
     @app.get("/metrics")
     async def metrics() -> Response:
+        await _measure_backlog(receiver.redis, settings.queue_name)
         return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
 
     return app
+
+
+class _App(FastAPI):
+    """FastAPI, except that a webhook delivery skips the middleware stack and the router:
+    the receiver is a bare ASGI app that handles its own errors, and every layer costs a
+    delivery time (GitHub's deliveries are most of this app's traffic)."""
+
+    def __init__(self, receiver: WebhookReceiver, **options: Any) -> None:
+        super().__init__(**options)
+        self._receiver = receiver
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and scope["path"] == WEBHOOK_PATH
+            and scope["method"] == "POST"
+            and not scope.get("root_path")
+        ):
+            await self._receiver(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
+async def _measure_backlog(redis: ArqRedis | None, queue_name: str) -> None:
+    """The queue's gauges as Redis has them now; absent (not stale) when Redis does not
+    answer within `READY_TIMEOUT_S`."""
+    try:
+        if redis is None:
+            raise ConnectionError("no Redis pool")
+        async with asyncio.timeout(READY_TIMEOUT_S):
+            await refresh_metrics(redis, queue_name)
+    except (RedisError, OSError, TimeoutError):
+        QUEUE_JOBS.clear()
+        QUEUE_OLDEST_WAITING_SECONDS.clear()
 
 
 async def _db_answers(database: Database) -> bool:

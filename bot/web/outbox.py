@@ -58,7 +58,12 @@ async def enqueue_bounded(
 
 
 async def keep(
-    db: Database, *, delivery_id: str, body: bytes, request: JobRequest, received_at: datetime
+    db: Database,
+    *,
+    delivery_id: str,
+    body: bytes | BodyDigest,
+    request: JobRequest,
+    received_at: datetime,
 ) -> bool:
     """Keep a delivery for the drainer, within `KEEP_TIMEOUT_S` (TimeoutError past it);
     False if this delivery id was kept already."""
@@ -67,7 +72,7 @@ async def keep(
         job_id=job_id(request),
         function=function_for(request).value,
         payload=request.model_dump_json(),
-        body_sha256=BodyDigest.of(body).sha256,
+        body_sha256=(body if isinstance(body, BodyDigest) else BodyDigest.of(body)).sha256,
         received_at=received_at,
     )
     return await _within(KEEP_TIMEOUT_S, keep_delivery(db, delivery))

@@ -95,7 +95,7 @@ def _issue_comment(delivery_id: str, body: bytes) -> Routed:
         comment_id=payload.comment.id,
         protocol=command.protocol,
         # Cleaned at the door: the job, its logs and its records never hold the raw text.
-        question=clean_untrusted(command.question or "") or None,
+        question=(clean_untrusted(command.question) or None) if command.question else None,
     )
 
 

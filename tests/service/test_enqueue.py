@@ -12,6 +12,7 @@ from arq.connections import ArqRedis, RedisSettings
 from arq.constants import job_key_prefix, result_key_prefix
 from arq.jobs import deserialize_job
 from arq.worker import Worker, func
+from redis.asyncio.connection import Connection
 
 from bot.queue.enqueue import EnqueueOutcome, body_key, delivery_key, enqueue_once
 from bot.queue.jobs import JobFunction, JobRequest, function_for, job_id
@@ -237,3 +238,80 @@ async def test_the_script_is_loaded_again_after_redis_forgets_it(
     await redis.script_flush()
 
     assert await enqueue(redis, settings, command()) is EnqueueOutcome.QUEUED
+
+
+async def test_concurrent_deliveries_share_one_write_and_each_gets_its_own_outcome(
+    redis: ArqRedis, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fifty senders at once: one write to Redis, and every delivery its own answer, the
+    same as one at a time (new, redelivered, replayed body, job already there)."""
+    writes: list[int] = []
+    send = Connection.send_packed_command
+
+    async def counting(self: Connection, command: Any, check_health: bool = True) -> None:
+        writes.append(len(command))
+        await send(self, command, check_health)
+
+    monkeypatch.setattr(Connection, "send_packed_command", counting)
+    new = [command() for _ in range(40)]
+    same_job = command()
+    calls = [enqueue(redis, settings, request) for request in new]
+    calls += [enqueue(redis, settings, new[0])]  # redelivered: the same delivery id
+    replayed = new[1].model_dump_json().encode()
+    calls += [
+        enqueue_once(  # the same signed body under a new delivery id
+            redis, delivery_id=str(uuid.uuid4()), body=replayed, request=new[1], settings=settings
+        )
+    ]
+    calls += [enqueue(redis, settings, same_job)]
+    calls += [enqueue(redis, settings, same_job.model_copy(update={"delivery_id": "other"}))]
+
+    outcomes = await asyncio.gather(*calls)
+
+    assert len(writes) == 1
+    assert outcomes[:40] == [EnqueueOutcome.QUEUED] * 40
+    assert outcomes[40:] == [
+        EnqueueOutcome.DUPLICATE_DELIVERY,
+        EnqueueOutcome.DUPLICATE_BODY,
+        EnqueueOutcome.QUEUED,
+        EnqueueOutcome.JOB_EXISTS,
+    ]
+    assert sorted(await queued_jobs(redis, settings)) == sorted(
+        job_id(request) for request in [*new, same_job]
+    )
+    received = await run_worker(settings)
+    assert sorted(request.delivery_id for _, request in received) == sorted(
+        request.delivery_id for request in [*new, same_job]
+    )
+
+
+async def test_a_batch_that_meets_a_redis_without_the_script_loads_it_once(
+    redis: ArqRedis, settings: Settings
+) -> None:
+    await redis.script_flush()
+    requests = [command() for _ in range(20)]
+
+    outcomes = await asyncio.gather(*(enqueue(redis, settings, r) for r in requests))
+
+    assert outcomes == [EnqueueOutcome.QUEUED] * 20
+    assert len(await queued_jobs(redis, settings)) == 20
+
+
+async def test_a_delivery_that_gives_up_waiting_leaves_the_others_their_answers(
+    redis: ArqRedis, settings: Settings
+) -> None:
+    async def impatient(request: JobRequest) -> EnqueueOutcome | None:
+        try:
+            async with asyncio.timeout(0):
+                return await enqueue(redis, settings, request)
+        except TimeoutError:
+            return None
+
+    requests = [command() for _ in range(5)]
+    outcomes = await asyncio.gather(
+        impatient(requests[0]), *(enqueue(redis, settings, r) for r in requests[1:])
+    )
+
+    assert outcomes[0] is None and outcomes[1:] == [EnqueueOutcome.QUEUED] * 4
+    # The one that gave up was still written, as a single command would be: one job each.
+    assert len(await queued_jobs(redis, settings)) == 5

@@ -334,6 +334,20 @@ async def test_a_sha1_signature_in_the_sha256_header_is_refused(receiver: Receiv
     assert response.status_code == 401
 
 
+async def test_a_signature_is_compared_exactly(receiver: Receiver) -> None:
+    """Only GitHub's own spelling (lower-case hex) of the right HMAC: the HMAC is also the
+    body's identity for replay detection, so no second spelling of it may pass."""
+    body = json.dumps(pr_comment()).encode()
+    digest = hmac.new(SECRET.encode(), body, "sha256").hexdigest()
+    for signature in ("sha256=" + digest.upper(), "SHA256=" + digest, "sha256=" + digest + "00"):
+        sent = headers("issue_comment", body) | {"X-Hub-Signature-256": signature}
+
+        response = await receiver.client.post("/webhooks/github", content=body, headers=sent)
+
+        assert response.status_code == 401, signature
+    assert await receiver.jobs() == {}
+
+
 async def test_malformed_json_is_400(receiver: Receiver) -> None:
     response = await receiver.post("issue_comment", b'{"action": "created", "issue": ')
 
