@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import structlog
 from pydantic import BaseModel, ValidationError
 
+from bot.metrics import MODEL_CALL_ERRORS, MODEL_CALL_SECONDS, MODEL_COST, MODEL_TOKENS
 from bot.providers.base import (
     CallResult,
     InvalidOutput,
@@ -125,9 +126,25 @@ class Adapter(ABC):
     async def _run(
         self, request: ModelCall[OutputT], began: asyncio.Event | None
     ) -> CallResult[OutputT]:
+        """One call, counted in the per-model metrics (bot.metrics) under this adapter's
+        own reference: its latency from the slot taken to the answer, and its error kind."""
+        started: list[float] = []
+        try:
+            return await self._timed(request, began, started)
+        except ProviderError as error:
+            MODEL_CALL_ERRORS.labels(self.ref, error.kind.value).inc()
+            raise
+        finally:
+            if started:
+                MODEL_CALL_SECONDS.labels(self.ref).observe(time.monotonic() - started[0])
+
+    async def _timed(
+        self, request: ModelCall[OutputT], began: asyncio.Event | None, started_at: list[float]
+    ) -> CallResult[OutputT]:
         deadline = request.deadline_s or self._deadline_s
         async with self._limit():
             started = time.monotonic()
+            started_at.append(started)
             try:
                 async with asyncio.timeout(deadline):
                     raw = await self._exchange(request, began)
@@ -140,6 +157,15 @@ class Adapter(ABC):
         self._estimator.observe(sent_kinds(request, raw.sent_chars), raw.usage.total_input_tokens)
         return self._finish(request, raw, latency_ms)
 
+    def _count_tokens(self, raw: RawAnswer, cost: float) -> None:
+        """What the provider billed for this call, under this model's own reference."""
+        usage = raw.usage
+        MODEL_TOKENS.labels(self.ref, "input").inc(usage.input_tokens)
+        MODEL_TOKENS.labels(self.ref, "output").inc(usage.output_tokens)
+        MODEL_TOKENS.labels(self.ref, "cache_write").inc(usage.cache_write_tokens)
+        MODEL_TOKENS.labels(self.ref, "cache_read").inc(usage.cache_read_tokens)
+        MODEL_COST.labels(self.ref).inc(cost)
+
     def _finish(
         self, request: ModelCall[OutputT], raw: RawAnswer, latency_ms: int
     ) -> CallResult[OutputT]:
@@ -150,6 +176,7 @@ class Adapter(ABC):
             cache_write_tokens=raw.usage.cache_write_tokens,
             cache_read_tokens=raw.usage.cache_read_tokens,
         )
+        self._count_tokens(raw, cost)  # billed, whatever becomes of the answer
         if raw.refusal is not None:
             raise self._paid(Refused(f"{self.ref} refused: {raw.refusal[:300]}"), raw, cost)
         output: OutputT | None = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 
 from bot.github.publish import CheckRunPublisher
+from bot.metrics import OUTCOMES
 from bot.queue.failures import explain_failure
 from bot.queue.jobcontext import JobContext
 from bot.queue.jobs import job_timeout_s
@@ -33,10 +34,13 @@ class CheckRunLifecycle:
         self._progress_tasks: set[asyncio.Task[bool]] = set()
         self._phases: list[str] = []
 
-    async def open(self, note: str = "") -> int:
-        """Ours from before a crash (stored, or found by external id), else a new one."""
+    async def open(self, note: str = "", *, fresh: bool = False) -> int:
+        """Ours from before a crash (stored, or found by external id), else a new one.
+        `fresh`: the deliberation was just created, there is none to look for."""
         record = self.record
-        found = record.check_run_id or await self.publisher.find(record.head_sha, record.id)
+        found = record.check_run_id
+        if found is None and not fresh:
+            found = await self.publisher.find(record.head_sha, record.id)
         if found is None:
             # `note`: the repo's setup problems (bot.queue.problems.setup_note), said at once.
             summary = f"The council ({record.protocol}) is convening.{note}"
@@ -46,6 +50,12 @@ class CheckRunLifecycle:
         self.check_run_id = found
         await record_publication(self.ctx.db, record.id, check_run_id=found)
         return found
+
+    async def waiting(self, summary: str) -> None:
+        """The review waits in the queue (GitHub's rate limit): said on the run, which
+        stays `in_progress` until the job runs again."""
+        if self.check_run_id is not None:
+            await self.publisher.note(self.check_run_id, "Waiting for GitHub", summary)
 
     def on_progress(self, event: ProgressEvent) -> None:
         """Engine progress -> a throttled summary (the publisher drops updates that come
@@ -93,6 +103,7 @@ class CheckRunLifecycle:
             await set_status(
                 ctx.db, self.record.id, status, resolution="CANCELLED", conclusion="cancelled"
             )
+            OUTCOMES.labels(Resolution.CANCELLED.value).inc()
             ctx.log.info("deliberation_stopped", reason=reason)
             return
         if ctx.elapsed_s() < job_timeout_s(ctx.settings) - 1:
@@ -138,6 +149,7 @@ class CheckRunLifecycle:
             resolution=advisory.resolution.value,
             conclusion=conclusion,
         )
+        OUTCOMES.labels(advisory.resolution.value).inc()
 
 
 def issues_note(loaded: ConfigResult) -> str:

@@ -31,7 +31,7 @@ from bot.github.publish import (
     comment_too_long,
     upsert_sticky_comment,
 )
-from bot.metrics import MODEL_COST, MODEL_TOKENS
+from bot.metrics import OUTCOMES
 from bot.queue.checkrun import CheckRunLifecycle
 from bot.queue.deps import WorkerDeps
 from bot.queue.failures import explain_failure
@@ -102,10 +102,8 @@ async def publish(
         output = _check_run_output(advisory, pending, comment.html_url)
         await lifecycle.complete(output, conclusion, details_url=comment.html_url)
     except GitHubError as error:
-        _count_usage(advisory)  # the tokens were spent, posted or not
         await _keep(deps, lifecycle.publisher, lifecycle.check_run_id, pending, advisory, error)
         return
-    _count_usage(advisory)
     await _record(deps, record, advisory, comment, lifecycle.check_run_id, conclusion, pending)
 
 
@@ -360,6 +358,7 @@ async def _record(
         advisory_json=advisory.model_dump_json(),
         cost_usd=advisory.usage.cost_usd,
     )
+    OUTCOMES.labels(advisory.resolution.value).inc()
     log.info(
         "deliberation_published",
         deliberation_id=record.id,
@@ -369,13 +368,3 @@ async def _record(
         cost_usd=round(advisory.usage.cost_usd, 4),
         comment_id=comment.id,
     )
-
-
-def _count_usage(advisory: Advisory) -> None:
-    usage = advisory.usage
-    model = ",".join(sorted({s.model for s in advisory.seats})) or "unknown"
-    MODEL_TOKENS.labels(model, "input").inc(usage.input_tokens)
-    MODEL_TOKENS.labels(model, "output").inc(usage.output_tokens)
-    MODEL_TOKENS.labels(model, "cache_write").inc(usage.cache_write_tokens)
-    MODEL_TOKENS.labels(model, "cache_read").inc(usage.cached_input_tokens)
-    MODEL_COST.labels(model).inc(usage.cost_usd)
