@@ -49,6 +49,7 @@ bench: $(STAMP) redis
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/negotiation.py
 	$(BIN)/python bench/advisory.py
+	$(BIN)/python bench/scale.py
 
 # Golden-location coverage on AACR-Bench: needs its clone and the PR repositories' clones
 # (README, "Measured"), so it is not part of `make bench`.
