@@ -125,7 +125,7 @@ def resolve_python(name: str, importer: str, index: dict[str, str]) -> str | Non
 def resolve_js(spec: str, importer: str, files: set[str]) -> str | None:
     if not spec.startswith("."):
         return None
-    base = _normalize(str(PurePosixPath(importer).parent / spec))
+    base = normalized_path(str(PurePosixPath(importer).parent / spec))
     if base is None:
         return None
     candidates = [base, *(base + e for e in JS_EXTENSIONS)]
@@ -137,7 +137,8 @@ def resolve_js(spec: str, importer: str, files: set[str]) -> str | None:
     return next((c for c in candidates if c in files), None)
 
 
-def _normalize(path: str) -> str | None:
+def normalized_path(path: str) -> str | None:
+    """`a/./b/../c` -> `a/c`; None when `..` climbs out of the repository."""
     parts: list[str] = []
     for part in path.split("/"):
         if part in ("", "."):

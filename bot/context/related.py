@@ -23,6 +23,7 @@ from bot.context.imports import (
     go_module,
     go_package_dir,
     js_imports,
+    normalized_path,
     python_imports,
     python_module_index,
     resolve_js,
@@ -407,17 +408,7 @@ def _candidates(literal: str, base: str) -> list[str]:
 
 
 def _normal(path: str) -> str:
-    parts: list[str] = []
-    for part in path.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if not parts:
-                return ""
-            parts.pop()
-        else:
-            parts.append(part)
-    return "/".join(parts)
+    return normalized_path(path) or ""
 
 
 def _directories(repo_files: Sequence[str]) -> set[str]:
