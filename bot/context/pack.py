@@ -85,7 +85,7 @@ class Packer:
     def overhead(self, item: Item) -> int:
         # The "not included" note a partial item may carry is charged up front.
         if item._overhead is None:
-            note = self.estimate(_note(item, 10**9))
+            note = self.estimate(_note(item, 10**9, 10**9))
             item._overhead = self.frame(item) + note + self.estimate(item.lead)
         return item._overhead
 
@@ -186,12 +186,16 @@ class Packer:
         text = "".join(parts)
         shown = _units(item, sorted(picked))
         if len(picked) < len(item.chunks):
-            text += _note(item, total - shown)
+            # Hunks begun but not finished (a long hunk cut after its first chunks).
+            begun = sum(1 for i in picked if _needs(item, i) is None)
+            partial = max(begun - shown, 0) if item.unit == "hunks" else 0
+            text += _note(item, total - shown, partial)
+            in_part = f" ({partial:,} shown in part)" if partial else ""
             self.omitted.append(
                 Omitted(
                     path=item.path or item.kind,
                     reason=f"{item.kind}: {total - shown:,} of {total:,} {item.unit} did not "
-                    "fit the budget",
+                    f"fit the budget{in_part}",
                 )
             )
         tokens = self.estimate(text) + self.frame(item)
@@ -251,8 +255,9 @@ def _units(item: Item, picked: Sequence[int] | range) -> int:
     return sum(item.chunks[i].count("\n") for i in picked)
 
 
-def _note(item: Item, missing: int) -> str:
-    return f"[... {missing:,} more {item.unit} not included: over the token budget]\n"
+def _note(item: Item, missing: int, partial: int = 0) -> str:
+    in_part = f", {partial:,} of them shown in part" if partial else ""
+    return f"[... {missing:,} more {item.unit} not included{in_part}: over the token budget]\n"
 
 
 # --- the "Not included" list -------------------------------------------------------------

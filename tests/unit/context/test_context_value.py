@@ -294,3 +294,12 @@ def test_one_huge_file_counts_all_its_hunks_though_few_are_chunked() -> None:
     missing, total = (int(n.replace(",", "")) for n in re.findall(r"[\d,]+", note.reason)[:2])
     assert total == len(parsed.hunks) > 500
     assert 0 < total - missing < 200  # what one budget shows
+
+
+def test_a_long_hunk_cut_after_its_first_chunks_is_said_to_be_shown_in_part() -> None:
+    source = "\n".join(functions("long", 60)) + "\n"
+    built = build({"pkg/long.py": source}, diff_of("pkg/long.py", "", source), 1_500)
+    (note,) = [o for o in built.omitted if o.path == "pkg/long.py"]
+    assert note.reason == "diff: 1 of 1 hunks did not fit the budget (1 shown in part)"
+    (section,) = [s for s in built.sections if s.kind == "diff"]
+    assert "1 more hunks not included, 1 of them shown in part" in section.text
