@@ -122,6 +122,12 @@ async def build_context(
     related = await discover(sendable, heads, visible, reader)
     texts = await reader.texts([r.path for r in related])
     guides = _guides(guidance_from, visible, ignore_globs, [f.path for f in files])
+    if guidance_from is None:
+        # From the change's own tree, a changed guidance file is already there: its diff
+        # and the rest of it at head. (From the default branch it is the rules as they
+        # were, which the change is measured against: kept.)
+        sent = {f.path for f in sendable}
+        guides = [g for g in guides if g.path not in sent]
     guide_reader = reader if guidance_from is None else FileReader(guidance_from.read, redactor)
     guide_texts = await guide_reader.texts([r.path for r in guides])
     title = clean_untrusted(meta.title, redactor)

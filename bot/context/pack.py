@@ -85,7 +85,9 @@ class Packer:
     def overhead(self, item: Item) -> int:
         # The "not included" note a partial item may carry is charged up front.
         if item._overhead is None:
-            note = self.estimate(_note(item, 10**9, 10**9))
+            # The longest note the item can carry: every unit missing, every hunk in part.
+            units = item.units or sum(c.count("\n") for c in item.chunks)
+            note = self.estimate(_note(item, units, units if item.unit == "hunks" else 0))
             item._overhead = self.frame(item) + note + self.estimate(item.lead)
         return item._overhead
 

@@ -303,3 +303,12 @@ def test_a_long_hunk_cut_after_its_first_chunks_is_said_to_be_shown_in_part() ->
     assert note.reason == "diff: 1 of 1 hunks did not fit the budget (1 shown in part)"
     (section,) = [s for s in built.sections if s.kind == "diff"]
     assert "1 more hunks not included, 1 of them shown in part" in section.text
+
+
+def test_a_changed_readme_is_not_sent_again_as_guidance_from_the_same_tree() -> None:
+    readme = "# Readme\n" + "".join(f"Line {i} about the project.\n" for i in range(300))
+    changed = readme.replace("Line 150 about", "Line 150, reworded, about")
+    repo = {"README.md": changed}
+    built = build(repo, diff_of("README.md", readme, changed), 60_000)
+    kinds = sorted(s.kind for s in built.sections if s.path == "README.md")
+    assert kinds == ["code", "diff"]  # its diff and the rest of it, once each
