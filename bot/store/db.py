@@ -11,6 +11,7 @@ SQLite file and several processes may start at once, so:
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -58,13 +59,28 @@ def _on_sqlite_connect(busy_timeout_ms: int) -> Any:
         cursor = dbapi_connection.cursor()
         try:
             cursor.execute(f"PRAGMA busy_timeout = {busy_timeout_ms}")
-            cursor.execute("PRAGMA journal_mode = WAL")
+            _wal(cursor, busy_timeout_ms / 1000)
             cursor.execute("PRAGMA synchronous = NORMAL")
             cursor.execute("PRAGMA foreign_keys = ON")
         finally:
             cursor.close()
 
     return configure
+
+
+def _wal(cursor: Any, timeout_s: float) -> None:
+    """Switch to WAL. Two processes opening a new database at once can both try; SQLite
+    answers "database is locked" at once to the second, without the busy handler, so it
+    tries again until the busy timeout."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except Exception as error:
+            if "database is locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _on_sqlite_begin(connection: Connection) -> None:
