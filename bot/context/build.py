@@ -26,14 +26,13 @@ from bot.context.models import (
 )
 from bot.context.pack import (
     CHUNK_LINES,
-    NOT_INCLUDED_HEADING,
     Item,
     Packer,
     chunk_lines,
     not_included,
     title_text,
 )
-from bot.context.prose import clean_untrusted, show_bidi
+from bot.context.prose import NOT_INCLUDED_HEADING, clean_untrusted, show_bidi
 from bot.context.redact import Redactor
 from bot.context.related import FileReader, Named, Related, discover, guidance, named_paths
 from bot.context.signals import compute_signals, file_areas

@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from bot.council.prompts import ContextSection, fence_title, fence_untrusted, render_context
+from bot.context.prose import fence_title, fence_untrusted
+from bot.council.prompts import ContextSection, render_context
 
 MD = MarkdownIt("commonmark")
 
