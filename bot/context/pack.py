@@ -264,14 +264,15 @@ def not_included(omitted: Sequence[Omitted], estimator: TokenEstimator, room: in
     while they fit, then one line that counts the rest by kind of reason."""
     if not omitted:
         return []
+    rests = _summaries(omitted)  # rests[n]: the line counting omitted[n:]
     cost = estimator.estimate(NOT_INCLUDED_HEADING + "\n")
     kept: list[Omitted] = []
     for n, entry in enumerate(omitted):
         line = estimator.estimate(f"- {entry.path}: {entry.reason}\n")
-        summary = _summary(omitted[n + 1 :])
+        summary = rests[n + 1]
         after = estimator.estimate(f"- {summary.path}: {summary.reason}\n") if summary else 0
         if cost + line + after > room:
-            rest = _summary(omitted[n:])
+            rest = rests[n]
             if (
                 rest is not None
                 and cost + estimator.estimate(f"- {rest.path}: {rest.reason}\n") <= room
@@ -283,12 +284,16 @@ def not_included(omitted: Sequence[Omitted], estimator: TokenEstimator, room: in
     return kept
 
 
-def _summary(rest: Sequence[Omitted]) -> Omitted | None:
-    if not rest:
-        return None
+def _summaries(omitted: Sequence[Omitted]) -> list[Omitted | None]:
+    """For each n, the line counting `omitted[n:]` by kind (kinds in the order they first
+    appear there), and None past the end: one pass from the end, not one per entry."""
+    out: list[Omitted | None] = [None]
     kinds: dict[str, int] = {}
-    for entry in rest:
-        kind = entry.reason.split(" (", 1)[0].split(":", 1)[0]
-        kinds[kind] = kinds.get(kind, 0) + 1
-    counted = ", ".join(f"{n:,} {kind}" for kind, n in kinds.items())
-    return Omitted(path=f"{len(rest):,} more", reason=f"not listed ({counted})")
+    for n in range(len(omitted) - 1, -1, -1):
+        kind = omitted[n].reason.split(" (", 1)[0].split(":", 1)[0]
+        count = kinds.pop(kind, 0) + 1
+        kinds = {kind: count, **kinds}  # this entry's kind now appears first
+        counted = ", ".join(f"{c:,} {k}" for k, c in kinds.items())
+        rest = len(omitted) - n
+        out.append(Omitted(path=f"{rest:,} more", reason=f"not listed ({counted})"))
+    return out[::-1]
