@@ -190,6 +190,12 @@ class _Batch:
                 except ResponseError as error:  # read whole: the next reply is intact
                     results.append(error)
             return results
+        except BaseException:
+            # A timeout, a cancellation or a reset mid-way leaves replies unread on the
+            # socket: the connection must not go back to the pool with them, where the
+            # next command would read this batch's answers as its own.
+            await connection.disconnect()
+            raise
         finally:
             await pool.release(connection)
 
