@@ -284,14 +284,9 @@ def settled_conditions(result: ResolutionResult, synthesis: Synthesis | None) ->
 
 
 def _answered(flag: str, votes: Sequence[Vote]) -> bool:
-    words = content_words(flag)
-    if not words:
+    if not content_words(flag):
         return True
-    for vote in votes:
-        said = content_words(" ".join([vote.rationale, *vote.conditions]))
-        if len(words & said) / len(words) >= RED_FLAG_ANSWERED:
-            return True
-    return False
+    return any(_answers(" ".join([v.rationale, *v.conditions]), flag) for v in votes)
 
 
 def _red_flag_items(seats: Sequence[SeatReport]) -> list[TopFinding]:

@@ -50,6 +50,7 @@ from bot.council.advisory import (
     SeatState,
     TopFinding,
 )
+from bot.council.resolution import MAX_CONDITIONS
 from bot.council.schemas import Assessment, Severity
 from bot.render.usage import cost_text, usage_notes
 from bot.safety import defuse_links, sanitize_html_text, sanitize_inline, sanitize_markdown
@@ -122,7 +123,6 @@ SECTION_CAPS: dict[str, int] = {
     "cost": 1_500,
 }
 MAX_ACTION_ITEMS = 5
-MAX_CONDITIONS = 5
 # Item caps of the visible part at scale 1.0 (`_SCALES` shrinks them when needed).
 _VISIBLE_CAPS = {
     "sentence": 400,
