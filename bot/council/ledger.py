@@ -28,7 +28,6 @@ import structlog
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 __all__ = [
-    "BatchLedger",
     "EventKind",
     "InMemoryLedger",
     "Ledger",
@@ -100,21 +99,6 @@ class Ledger(Protocol):
         """The event recorded for `step`, or None if the step has not run."""
         ...
 
-
-@dataclass(frozen=True)
-class PendingEvent:
-    """An event not written yet (`StepWriter`'s buffer, `append_many`'s argument)."""
-
-    kind: EventKind
-    payload: dict[str, JsonValue]
-    step: str | None = None
-
-
-@runtime_checkable
-class BatchLedger(Ledger, Protocol):
-    """A ledger that writes several events in one transaction and can check, without
-    writing, that this runner may still write (SqlLedger's fence)."""
-
     async def append_many(
         self, deliberation_id: str, events: Sequence[PendingEvent]
     ) -> list[LedgerEvent]:
@@ -125,6 +109,15 @@ class BatchLedger(Ledger, Protocol):
     async def guard(self) -> None:
         """Raise if this runner may not write (its claim on the deliberation is lost)."""
         ...
+
+
+@dataclass(frozen=True)
+class PendingEvent:
+    """An event not written yet (`StepWriter`'s buffer, `append_many`'s argument)."""
+
+    kind: EventKind
+    payload: dict[str, JsonValue]
+    step: str | None = None
 
 
 # Events written before the engine runs (the job's request, a hand-over, a deferred post):
@@ -184,8 +177,7 @@ class StepWriter:
         self._pending.append(event)
 
     async def guard(self) -> None:
-        if isinstance(self._ledger, BatchLedger):
-            await self._ledger.guard()
+        await self._ledger.guard()
 
     async def flush(self) -> None:
         """Write what was kept since the last flush, in one transaction."""
@@ -194,11 +186,7 @@ class StepWriter:
         # Written or refused, these are not written again (a refusal is a lost claim).
         pending, self._pending = self._pending, []
         self.transactions += 1
-        if isinstance(self._ledger, BatchLedger):
-            await self._ledger.append_many(self._id, pending)
-            return
-        for event in pending:
-            await self._ledger.append(self._id, event.kind, event.payload, step=event.step)
+        await self._ledger.append_many(self._id, pending)
 
     async def flush_quietly(self) -> None:
         """`flush` while an exception is on its way out: a failure to write is logged, and

@@ -18,7 +18,6 @@ from pydantic import ValidationError
 from sqlalchemy.engine import URL
 
 from bot.council.ledger import (
-    BatchLedger,
     EventKind,
     InMemoryLedger,
     Ledger,
@@ -206,7 +205,7 @@ async def test_append_many_writes_in_order_and_skips_recorded_steps(
     subject: LedgerUnderTest,
 ) -> None:
     ledger, did = subject.ledger, await subject.new_deliberation()
-    assert isinstance(ledger, BatchLedger)
+    assert isinstance(ledger, Ledger)
     first = await ledger.append(did, EventKind.SEAT_RETURNED, {"n": 0}, step="assess/seat-1/0")
 
     written = await ledger.append_many(
