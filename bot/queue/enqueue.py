@@ -84,7 +84,7 @@ class BodyDigest:
     signature has computed already (and which it keeps for the drainer): as collision-free,
     and one value per body while the secret stays."""
 
-    sha256: str
+    hex: str
 
     @classmethod
     def of(cls, body: bytes) -> BodyDigest:
@@ -99,7 +99,7 @@ def delivery_key(settings: Settings, delivery_id: str) -> str:
 def body_key(settings: Settings, body: bytes | BodyDigest) -> str:
     """The raw body's digest (`BodyDigest`), beside the delivery ids and kept as long."""
     digest = body if isinstance(body, BodyDigest) else BodyDigest.of(body)
-    return f"{settings.queue_name}:body:{digest.sha256}"
+    return f"{settings.queue_name}:body:{digest.hex}"
 
 
 async def _run_script(redis: ArqRedis, keys: list[str], args: list[str | int | bytes]) -> int:

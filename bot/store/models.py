@@ -215,6 +215,7 @@ class PendingDeliveryRow(Base):
     function: Mapped[str] = mapped_column(String(64))
     # The job's argument, the `JobRequest` as JSON text, exactly as the receiver routed it.
     payload: Mapped[str] = mapped_column(Text)
-    # The raw body's SHA-256: enqueueing later still refuses a replay of the same body.
-    body_sha256: Mapped[str] = mapped_column(String(64))
+    # The body's digest (`BodyDigest`: its HMAC-SHA256 under the webhook secret): enqueueing
+    # later still refuses a replay of the same body.
+    body_digest: Mapped[str] = mapped_column(String(64))
     received_at: Mapped[datetime] = mapped_column(UtcDateTime, index=True)

@@ -30,7 +30,7 @@ class PendingDelivery(BaseModel):
     job_id: str
     function: str
     payload: str
-    body_sha256: str
+    body_digest: str
     received_at: datetime
 
 

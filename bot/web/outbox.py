@@ -72,7 +72,7 @@ async def keep(
         job_id=job_id(request),
         function=function_for(request).value,
         payload=request.model_dump_json(),
-        body_sha256=(body if isinstance(body, BodyDigest) else BodyDigest.of(body)).sha256,
+        body_digest=(body if isinstance(body, BodyDigest) else BodyDigest.of(body)).hex,
         received_at=received_at,
     )
     return await _within(KEEP_TIMEOUT_S, keep_delivery(db, delivery))
@@ -117,7 +117,7 @@ async def drain(redis: ArqRedis, db: Database, settings: Settings) -> int:
                 redis,
                 settings,
                 delivery_id=kept.delivery_id,
-                body=BodyDigest(kept.body_sha256),
+                body=BodyDigest(kept.body_digest),
                 request=request,
             )
         except (RedisError, OSError, TimeoutError):

@@ -48,7 +48,7 @@ def delivery(received_at: datetime = NOW, **changes: str) -> PendingDelivery:
         "job_id": f"comment:{uuid.uuid4().int % 10**12}",
         "function": "deliberate",
         "payload": f'{{"trigger": "command", "delivery_id": "{identifier}"}}',
-        "body_sha256": uuid.uuid4().hex * 2,
+        "body_digest": uuid.uuid4().hex * 2,
         "received_at": received_at,
     }
     return PendingDelivery.model_validate(values | changes)

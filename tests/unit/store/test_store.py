@@ -13,18 +13,22 @@ import sys
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Connection, text
 from sqlalchemy.engine import URL
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from bot.council.ledger import EventKind, UnknownDeliberationError
 from bot.store import Database, SqlLedger, records
+from bot.store.db import alembic_config
+from bot.store.pending import oldest_pending
 from bot.store.models import Base
 from bot.store.records import DeliberationStatus, PersonaOutcome
 from bot.store.urls import async_url
@@ -144,14 +148,44 @@ async def test_migrates_an_empty_database_to_head_and_again(fresh_url: str) -> N
         assert await db.schema_revision() is None
         await db.connect()
         await db.connect()
-        assert await db.schema_revision() == Database.head_revision() == "0003_pending"
+        assert await db.schema_revision() == Database.head_revision() == "0004_body_digest"
         # The revision creates exactly what the models declare.
         async with db.engine.connect() as connection:
             assert await connection.run_sync(_schema_diff) == []
     finally:
         await db.dispose()
     async with Database(fresh_url) as reopened:
-        assert await reopened.schema_revision() == "0003_pending"
+        assert await reopened.schema_revision() == "0004_body_digest"
+
+
+async def test_a_database_at_the_previous_revision_keeps_its_pending_deliveries(
+    fresh_url: str,
+) -> None:
+    """0004 renames `body_sha256` to `body_digest`: a delivery kept (while Redis was down)
+    by the previous version is still there, digest and all, after the upgrade."""
+    engine = create_async_engine(async_url(fresh_url))
+
+    def to_0003(connection: Connection) -> None:
+        config = alembic_config()
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0003_pending")
+
+    async with engine.begin() as connection:
+        await connection.run_sync(to_0003)
+        await connection.execute(
+            text(
+                "INSERT INTO pending_deliveries (delivery_id, job_id, function, payload, "
+                "body_sha256, received_at) VALUES ('d-1', 'j-1', 'deliberate', '{}', :digest, "
+                ":at)"
+            ),
+            {"digest": "ab" * 32, "at": datetime(2026, 11, 30, tzinfo=UTC)},
+        )
+    await engine.dispose()
+
+    async with Database(fresh_url) as db:
+        assert await db.schema_revision() == "0004_body_digest"
+        (kept,) = await oldest_pending(db, 10)
+    assert (kept.delivery_id, kept.job_id, kept.body_digest) == ("d-1", "j-1", "ab" * 32)
 
 
 MIGRATE_SCRIPT = """
@@ -185,7 +219,7 @@ async def test_two_processes_migrate_one_database_at_once(fresh_url: str, tmp_pa
 
     assert [code for code, _ in results] == [0, 0], [out.decode()[-2000:] for _, out in results]
     async with Database(fresh_url) as db:
-        assert await db.schema_revision() == "0003_pending"
+        assert await db.schema_revision() == "0004_body_digest"
         assert (await new_deliberation(db)).status is DeliberationStatus.RUNNING
 
 
