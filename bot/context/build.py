@@ -1,19 +1,26 @@
 """`build_context`: a pull request in, the packed context and its signals out.
 
-The one composition of the package: redact, parse, classify, read, signal, rank, widen,
-discover related material, pack. No network I/O here: files come through `read_file`.
+The one composition of the package: scan, classify, rank, choose, then redact and parse
+only what was chosen, read, signal, widen, discover related material, pack. The work and
+memory follow what can be sent, not the size of the diff. No network I/O here: files come
+through `read_file`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import math
 import re
+from array import array
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.context.classify import exclusion, glob_match, is_test_path, language_of
-from bot.context.diff import Hunk, ParsedFile, decode_diff, parse_diff
+from bot.context.diff import Hunk, ParsedFile, decode_diff, iter_diff, parse_diff
+from bot.context.imports import imports_of
+from bot.context.manifests import dependency_changes, reads_dependencies
 from bot.context.models import (
     BuiltContext,
     ChangedFile,
@@ -34,8 +41,16 @@ from bot.context.pack import (
 )
 from bot.context.prose import NOT_INCLUDED_HEADING, clean_untrusted, show_bidi
 from bot.context.redact import Redactor
-from bot.context.related import FileReader, Named, Related, discover, guidance, named_paths
-from bot.context.signals import compute_signals, file_areas
+from bot.context.related import (
+    READ_CONCURRENCY,
+    FileReader,
+    Named,
+    Related,
+    discover,
+    guidance,
+    named_paths,
+)
+from bot.context.signals import FileFacts, compute_signals, file_facts, is_code
 from bot.context.widen import widen
 from bot.tokens import TokenEstimator, default_estimator
 
@@ -101,21 +116,35 @@ async def build_context(
     same tree as the change."""
     estimator = estimator or default_estimator()
     redactor = Redactor()
-    files = [_classify(f, ignore_globs) for f in parse_diff(redactor.redact(decode_diff(diff)))]
+    text = decode_diff(diff)
+    # Choose first: every file is scanned for its facts (what ranking, signals and the
+    # "Not included" list need) and its lines dropped; only the files chosen are parsed
+    # again, redacted, for their text.
+    files = _scanned(text, ignore_globs)
     reader = FileReader(read_file, redactor)
-    heads = await _heads(files, reader)
-    files = [_with_language(f, heads) for f in files]
-    areas_of = {f.path: file_areas(f) for f in files}
-    signals = compute_signals(files, heads, areas_of)
-    ranked = _rank(files, signals, areas_of)
-    sendable = [f for f in ranked if _sent(f)]
-    if not [f for f in sendable if f.info.excluded is None]:
+    wanted = [f for f in files if _reads_head(f.info)][:MAX_HEAD_READS]
+    # A head can tell the language of a file whose path does not (a shebang): read first.
+    early = {f.path for f in wanted if f.info.language is None}
+    heads = await reader.texts([f.path for f in wanted if f.path in early])
+    files = _with_languages(files, heads, text)
+    wanted = [f for f in files if _reads_head(f.info)][:MAX_HEAD_READS]  # the same, as now
+    ranked = _rank(files)
+    chosen = [f for f in ranked if _sent(f)]
+    if not [f for f in chosen if f.info.excluded is None]:
         # Nothing else to read: generated, vendored and lock files go in.
-        sendable = [f for f in ranked if not f.info.binary]
+        chosen = [f for f in ranked if not f.info.binary]
     usable = budget_tokens - math.ceil(budget_tokens * estimator.margin)
-    # Choose first: a diff many times the budget is not chunked, valued and packed whole;
-    # the files past `MATERIAL_FACTOR` budgets of diff (in rank order) are listed unread.
-    sendable, unconsidered = _considered(sendable, estimator, usable * MATERIAL_FACTOR)
+    # A diff many times the budget is not chunked, valued and packed whole: the files past
+    # `MATERIAL_FACTOR` budgets of diff (in rank order) are listed unread, unredacted.
+    considered, unconsidered = _considered(chosen, estimator, usable * MATERIAL_FACTOR)
+    kept = {f.path for f in considered}
+    heads, imports = await _heads(wanted, kept, heads, early, reader)
+    files = _with_imports(files, heads, imports, text)
+    signals = compute_signals([f.facts for f in files], heads)
+    sendable = [_redacted(f, text, redactor) for f in considered]
+    for f in unconsidered:
+        redactor.counts.update(f.path_redactions or {})  # its path is listed, redacted
+    heads.update(_added_heads(sendable))
     # paths.ignore means "not this": not as related material either.
     visible = [p for p in repo_files if not _ignored(p, ignore_globs)]
     related = await discover(sendable, heads, visible, reader)
@@ -160,6 +189,11 @@ async def build_context(
         _guide_item(r, guide_texts[r.path], words, n)
         for n, r in enumerate(r for r in guides if guide_texts.get(r.path))
     ]
+    # The material is in the items now: the texts it came from go (memory follows what
+    # is sent, not what was read).
+    del sendable, heads, texts, guide_texts, named_texts
+    reader.forget_all()
+    guide_reader.forget_all()
     failures = {**reader.failures, **guide_reader.failures}
     unread = [Omitted(path=p, reason=f"could not be read ({kind})") for p, kind in failures.items()]
     plan = _Plan(
@@ -167,7 +201,7 @@ async def build_context(
         usable - estimator.estimate(title_text(title)),
         _description(meta, redactor),
         items,
-        _listed_not_sent(ranked, sendable + unconsidered) + unconsidered_omitted(unconsidered),
+        _listed_not_sent(ranked, considered + unconsidered) + unconsidered_omitted(unconsidered),
         unread,
     )
     # The "Not included" list is charged: a first packing keeps a share for it; a second
@@ -176,7 +210,7 @@ async def build_context(
     needed = _listing_tokens(omitted, estimator) + NOT_INCLUDED_SLACK
     if needed < room:
         sections, omitted, _ = plan.pack(needed)
-    return BuiltContext(
+    built = BuiltContext(
         title=title,
         sections=sections,
         omitted=omitted,
@@ -187,8 +221,10 @@ async def build_context(
         budget=budget_tokens,
         usable=usable,
         files=[f.info for f in files],
-        changed_lines=_changed_lines(files),
     )
+    # Set, not validated (a copy of every run of a huge diff): built as the field's type.
+    built.changed_lines = _changed_lines(files)
+    return built
 
 
 @dataclass
@@ -223,11 +259,19 @@ def _listing_tokens(omitted: list[Omitted], estimator: TokenEstimator) -> int:
     return estimator.estimate(f"{NOT_INCLUDED_HEADING}\n{lines}")
 
 
-def _changed_lines(files: list[ParsedFile]) -> dict[str, list[tuple[int, int]]]:
-    numbers: dict[str, set[int]] = {}
+def _changed_lines(files: list[_Changed]) -> dict[str, list[tuple[int, int]]]:
+    runs: dict[str, list[tuple[int, int]]] = {}
+    twice: set[str] = set()
     for f in files:  # a path the diff names twice gets the lines of both
-        numbers.setdefault(f.path, set()).update(n for n, _ in f.added_lines)
-    return {path: runs_of(found) for path, found in numbers.items()}
+        pairs = list(zip(f.added_runs[::2], f.added_runs[1::2], strict=True))
+        if f.path in runs:
+            twice.add(f.path)
+            runs[f.path] += pairs
+        else:
+            runs[f.path] = pairs
+    for path in twice:
+        runs[path] = runs_of({n for a, b in runs[path] for n in range(a, b + 1)})
+    return runs
 
 
 def runs_of(numbers: set[int]) -> list[tuple[int, int]]:
@@ -242,6 +286,151 @@ def runs_of(numbers: set[int]) -> list[tuple[int, int]]:
 
 
 # --- classification and reading -------------------------------------------------------
+
+
+@dataclass
+class _Changed:
+    """A changed file before choosing: its facts, where its text is in the diff, no lines."""
+
+    facts: FileFacts
+    start: int  # offsets of its text in the diff
+    end: int
+    chars: int  # its hunks' lines, as `_considered` counts them
+    line_one: str  # the text of its added line 1 ("" if none)
+    first_added: str  # the text of its first added line ("" if none)
+    has_hunks: bool
+    added_runs: array[int]  # added line numbers as runs: first, last, first, last...
+    path_redactions: Counter[str] | None  # secrets its path(s) had
+
+    @property
+    def info(self) -> ChangedFile:
+        return self.facts.info
+
+    @property
+    def path(self) -> str:
+        return self.facts.info.path
+
+
+def _scanned(text: str, ignore: Sequence[str]) -> list[_Changed]:
+    """Every file of the diff, one at a time: classified, its facts taken, its lines let go.
+    Its paths are redacted (they are listed); its dependency changes, read from the diff's
+    lines, come from its redacted text; nothing else of its text is kept."""
+    files: list[_Changed] = []
+    heads_wanted = 0
+    for parsed, start, end in iter_diff(text):
+        parsed, path_redactions = _redacted_paths(parsed)
+        parsed = _classify(parsed, ignore)
+        reads_head = _reads_head(parsed.info) and heads_wanted < MAX_HEAD_READS
+        heads_wanted += _reads_head(parsed.info)
+        dependencies = None
+        if reads_dependencies(parsed.path):
+            # A throwaway redactor: this text is not sent, only the names read from it.
+            again = parse_diff(Redactor().redact(text[start:end]))
+            hunks = again[0].hunks if len(again) == 1 else []
+            dependencies = dependency_changes(parsed.path, hunks)
+        facts = file_facts(parsed, dependencies, with_imports=not reads_head)
+        added = parsed.added_lines
+        files.append(
+            _Changed(
+                facts=facts,
+                start=start,
+                end=end,
+                chars=sum(len(line) + 8 for hunk in parsed.hunks for line in hunk.lines),
+                line_one=_first_line(parsed, ""),
+                first_added=added[0][1] if added else "",
+                has_hunks=bool(parsed.hunks),
+                added_runs=_runs_array(added),
+                path_redactions=path_redactions,
+            )
+        )
+    return files
+
+
+def _runs_array(added: list[tuple[int, str]]) -> array[int]:
+    out: array[int] = array("q")
+    for a, b in runs_of({n for n, _ in added}):
+        out.extend((a, b))
+    return out
+
+
+def _redacted_paths(parsed: ParsedFile) -> tuple[ParsedFile, Counter[str] | None]:
+    """The file with its paths redacted, and what was found in them (None: nothing)."""
+    redactor = Redactor()
+    info = parsed.info
+    path = redactor.redact(info.path)
+    old_path = redactor.redact(info.old_path) if info.old_path else info.old_path
+    if not redactor.counts:
+        return parsed, None
+    return _update(parsed, path=path, old_path=old_path), redactor.counts
+
+
+def _with_languages(files: list[_Changed], heads: dict[str, str], text: str) -> list[_Changed]:
+    """Files whose language only their head tells (a shebang): their facts taken again."""
+    out = []
+    for f in files:
+        language = f.info.language
+        if language is None:
+            first = f.first_added if f.info.change == "added" else heads.get(f.path, "")
+            first = first.split("\n", 1)[0] if first else f.line_one
+            language = language_of(f.path, first)
+        out.append(f if language == f.info.language else _again(f, text, language=language))
+    return out
+
+
+def _with_imports(
+    files: list[_Changed], heads: dict[str, str], imports: dict[str, list[str]], text: str
+) -> list[_Changed]:
+    """The import names of the heads read and let go; a code file whose head could not be
+    read: those of its added lines."""
+    out = []
+    for f in files:
+        if f.facts.imports is not None or not is_code(f.info) or heads.get(f.path):
+            out.append(f)
+        elif f.path in imports:
+            out.append(replace(f, facts=replace(f.facts, imports=imports[f.path])))
+        else:
+            out.append(_again(f, text))
+    return out
+
+
+def _again(f: _Changed, text: str, **changes: object) -> _Changed:
+    """The file's facts taken again from its text (unredacted: facts only)."""
+    again = parse_diff(text[f.start : f.end])
+    if len(again) != 1:
+        return f
+    parsed = ParsedFile(f.info.model_copy(update=changes), *_body(again[0]))
+    return replace(f, facts=file_facts(parsed, f.facts.dependencies))
+
+
+def _body(parsed: ParsedFile) -> tuple[list[str], list[Hunk], list[tuple[int, str]], list[str]]:
+    return parsed.header, parsed.hunks, parsed.added_lines, parsed.removed_lines
+
+
+def _redacted(f: _Changed, text: str, redactor: Redactor) -> ParsedFile:
+    """A chosen file parsed again from its own text, redacted as a whole (a private key
+    block spans lines); its classification as scanned."""
+    again = parse_diff(redactor.redact(text[f.start : f.end]))
+    if len(again) != 1:  # redaction cannot split a file; but never send its text unredacted
+        return ParsedFile(f.info, [], [], [], [])
+    return ParsedFile(f.info, *_body(again[0]))
+
+
+def _added_heads(files: list[ParsedFile]) -> dict[str, str]:
+    """An added file is all in the diff: its head is its added lines (redacted)."""
+    return {
+        f.path: "\n".join(text for _, text in f.added_lines)
+        for f in files
+        if f.info.change == "added" and f.hunks and f.info.excluded is None
+    }
+
+
+def _reads_head(info: ChangedFile) -> bool:
+    return (
+        info.change in ("modified", "renamed", "copied")
+        and info.hunks > 0
+        and info.excluded is None
+        and not info.binary
+    )
 
 
 def _update(parsed: ParsedFile, **changes: object) -> ParsedFile:
@@ -259,13 +448,6 @@ def _classify(parsed: ParsedFile, ignore: Sequence[str]) -> ParsedFile:
     )
 
 
-def _with_language(parsed: ParsedFile, heads: dict[str, str]) -> ParsedFile:
-    if parsed.info.language is not None:
-        return parsed
-    language = language_of(parsed.path, _first_line(parsed, heads.get(parsed.path, "")))
-    return _update(parsed, language=language) if language else parsed
-
-
 def _ignored(path: str, ignore: Sequence[str]) -> bool:
     return any(glob_match(g, path) for g in ignore)
 
@@ -277,24 +459,36 @@ def _first_line(parsed: ParsedFile, head: str) -> str:
     return first[1] if first and first[0] == 1 else ""
 
 
-async def _heads(files: list[ParsedFile], reader: FileReader) -> dict[str, str]:
-    """Changed files at head: read where the diff shows only part of them; an added file
-    is all in the diff."""
-    heads = {
-        f.path: "\n".join(text for _, text in f.added_lines)
-        for f in files
-        if f.info.change == "added" and f.hunks and f.info.excluded is None
-    }
-    wanted = [
-        f.path
-        for f in files
-        if f.info.change in ("modified", "renamed", "copied")
-        and f.hunks
-        and f.info.excluded is None
-        and not f.info.binary
-    ]
-    heads.update(await reader.texts(wanted[:MAX_HEAD_READS]))
-    return heads
+async def _heads(
+    wanted: list[_Changed],
+    kept: set[str],
+    heads: dict[str, str],
+    early: set[str],
+    reader: FileReader,
+) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Changed files at head, where the diff shows only part of them (an added file is
+    all in the diff: see `_added_heads`): those considered, read and kept; the others
+    read a few at a time for their import names (what signals need), and let go."""
+    imports: dict[str, list[str]] = {}
+    for f in wanted:  # those read already (for their language): each file is read once
+        head = heads.get(f.path)
+        if f.path not in kept and head and is_code(f.info):
+            imports[f.path] = imports_of(head, f.info.language)
+    heads = {p: t for p, t in heads.items() if p in kept}
+    reader.forget([f.path for f in wanted if f.path not in kept])
+    for n in range(0, len(wanted), READ_CONCURRENCY):
+        batch = [f for f in wanted[n : n + READ_CONCURRENCY] if f.path not in early]
+        heads.update(await reader.texts([f.path for f in batch if f.path in kept]))
+        others = [f for f in batch if f.path not in kept]
+        found = await asyncio.gather(*(reader.peek(f.path) for f in others))
+        for f, head in zip(others, found, strict=True):
+            if head and is_code(f.info):
+                imports[f.path] = imports_of(head, f.info.language)
+    # Failures listed in the order the heads are wanted, as if read at once.
+    order = {f.path: n for n, f in enumerate(wanted)}
+    failures = sorted(reader.failures.items(), key=lambda kv: order.get(kv[0], len(order)))
+    reader.failures = dict(failures)
+    return heads, imports
 
 
 def _guides(
@@ -311,16 +505,17 @@ def _guides(
 # --- ranking ---------------------------------------------------------------------------
 
 
-def _rank(
-    files: list[ParsedFile], signals: Signals, areas_of: dict[str, set[str]]
-) -> list[ParsedFile]:
+def _rank(files: list[_Changed]) -> list[_Changed]:
     """Riskiest first, then the bigger change, then by path (deterministic)."""
     risky: dict[str, int] = {}
-    for pattern in signals.risky_patterns:
-        risky[pattern.path] = risky.get(pattern.path, 0) + 1
-    trojan = {loc.path for loc in signals.trojan_source}
+    areas_of: dict[str, set[str]] = {}
+    for f in files:
+        for pattern in f.facts.risky:
+            risky[pattern.path] = risky.get(pattern.path, 0) + 1
+        areas_of[f.path] = f.facts.areas
+    trojan = {loc.path for f in files for loc in f.facts.trojan}
 
-    def score(f: ParsedFile) -> tuple[int, int, str]:
+    def score(f: _Changed) -> tuple[int, int, str]:
         info = f.info
         risk = 20 * (f.path in trojan) + 5 * min(risky.get(f.path, 0), 4)
         risk += sum(w for area, w in _AREA_RISK.items() if area in areas_of[f.path])
@@ -332,21 +527,20 @@ def _rank(
 
 
 def _considered(
-    sendable: list[ParsedFile], estimator: TokenEstimator, bound: int
-) -> tuple[list[ParsedFile], list[ParsedFile]]:
+    sendable: list[_Changed], estimator: TokenEstimator, bound: int
+) -> tuple[list[_Changed], list[_Changed]]:
     """The files whose diffs are packed (in rank order, until their diffs reach `bound`
     tokens), and the rest."""
     spent = 0
-    for n, parsed in enumerate(sendable):
+    for n, changed in enumerate(sendable):
         if spent > bound:
             return sendable[:n], sendable[n:]
-        chars = sum(len(line) + 8 for hunk in parsed.hunks for line in hunk.lines)
         # A file counts for at most one budget: one huge file cannot push the rest out.
-        spent += min(estimator.estimate_chars(chars), bound // MATERIAL_FACTOR)
+        spent += min(estimator.estimate_chars(changed.chars), bound // MATERIAL_FACTOR)
     return sendable, []
 
 
-def unconsidered_omitted(files: list[ParsedFile]) -> list[Omitted]:
+def unconsidered_omitted(files: list[_Changed]) -> list[Omitted]:
     return [
         Omitted(
             path=f.path,
@@ -357,7 +551,7 @@ def unconsidered_omitted(files: list[ParsedFile]) -> list[Omitted]:
     ]
 
 
-def _sent(parsed: ParsedFile) -> bool:
+def _sent(parsed: _Changed) -> bool:
     """Ordinary files are sent; of the excluded, a lock file's small change too (a new
     dependency is one line of it; reviewers comment on that line), at the lowest value."""
     info = parsed.info
@@ -368,7 +562,7 @@ def _sent(parsed: ParsedFile) -> bool:
     return info.excluded is None
 
 
-def _listed_not_sent(ranked: list[ParsedFile], sendable: list[ParsedFile]) -> list[Omitted]:
+def _listed_not_sent(ranked: list[_Changed], sendable: list[_Changed]) -> list[Omitted]:
     sent = {f.path for f in sendable}
     omitted = []
     for f in ranked:

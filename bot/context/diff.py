@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from unidiff.errors import UnidiffParseError
@@ -68,6 +69,8 @@ class _RawFile:
     no_newline: bool = False
     malformed: str | None = None
     binary_patch: bool = False  # after "GIT binary patch": base85 data, not header
+    start: int = 0  # offsets in the diff: the first line's start, the last line's end
+    end: int = 0
 
 
 def decode_diff(diff: str | bytes) -> str:
@@ -78,7 +81,14 @@ def decode_diff(diff: str | bytes) -> str:
 
 
 def parse_diff(text: str) -> list[ParsedFile]:
-    return [_parsed(raw) for raw in _scan(text.split("\n"))]
+    return [_parsed(raw) for raw in _scan(text)]
+
+
+def iter_diff(text: str) -> Iterator[tuple[ParsedFile, int, int]]:
+    """The files of the diff one at a time, each with the offsets of its text in `text`
+    (`parse_diff(text[start:end])` parses that file again, alone)."""
+    for raw in _scan(text):
+        yield _parsed(raw), raw.start, raw.end
 
 
 def hunk_ranges(patch: str) -> list[HunkRange]:
@@ -93,77 +103,110 @@ def hunk_ranges(patch: str) -> list[HunkRange]:
 # --- scanning -----------------------------------------------------------------------
 
 
-def _scan(lines: list[str]) -> list[_RawFile]:
-    """Split lines into files (at `diff --git`, or at a `---`/`+++` pair outside a hunk)
-    and each file into hunks, counting hunk lines so a body line is never a header."""
-    files: list[_RawFile] = []
+def _scan(text: str) -> Iterator[_RawFile]:
+    """Split the text into files (at `diff --git`, or at a `---`/`+++` pair outside a hunk)
+    and each file into hunks, counting hunk lines so a body line is never a header. One
+    file at a time, its lines read as `text.split("\n")` gives them but one by one: a file
+    is given when the next one starts (or the text ends), with the offsets of its text,
+    and only its own lines are held meanwhile."""
     current: _RawFile | None = None
-    hunk: Hunk | None = None
-    left_src = left_tgt = 0
-    for i, original in enumerate(lines):
+    size = len(text)
+    pos = 0
+    while pos <= size:
+        cut = text.find("\n", pos)
+        cut = size if cut < 0 else cut
+        start, original, pos = pos, text[pos:cut], cut + 1
         line = original[:-1] if original.endswith("\r") else original
-        if hunk is not None and (left_src > 0 or left_tgt > 0):
-            kind = line[:1]
-            if kind in (" ", "") and (left_src > 0 and left_tgt > 0):
-                left_src, left_tgt = left_src - 1, left_tgt - 1
-            elif kind == "-" and left_src > 0:
-                left_src -= 1
-            elif kind == "+" and left_tgt > 0:
-                left_tgt -= 1
-            elif kind != "\\":
-                assert current is not None
-                current.malformed = current.malformed or "hunk shorter than its header says"
-                hunk, left_src, left_tgt = None, 0, 0
-                current = _outside(line, original, lines, i, files, current)
-                continue
-            hunk.lines.append(line)
-            assert current is not None
-            current.raw.append(original)
-            current.crlf = current.crlf or original.endswith("\r")
-            if kind == "\\":
-                current.no_newline = True
-            continue
         if current is not None and line.startswith("\\") and current.hunks:
             current.hunks[-1].lines.append(line)
             current.raw.append(original)
+            current.end = cut
             current.no_newline = True
             continue
-        match = _HUNK.match(line)
+        match = _HUNK.match(line) if line.startswith("@@") else None
         if match and current is not None:
             hunk = _new_hunk(line, match)
             current.hunks.append(hunk)
             current.raw.append(original)
-            left_src, left_tgt = hunk.source_length, hunk.target_length
-            continue
-        hunk = None
-        current = _outside(line, original, lines, i, files, current)
-    return [f for f in files if f.header or f.hunks]
+            current.end = cut
+            pos, stop = _hunk_body(text, pos, hunk, current)
+            if stop is None:
+                continue
+            # A line the hunk's counts did not expect ends it: read it as outside a hunk.
+            line, original, start, cut = stop
+        following = _outside(line, original, start, cut, text, current)
+        if following is not current and current is not None and _kept(current):
+            yield current
+        current = following
+    if current is not None and _kept(current):
+        yield current
+
+
+def _hunk_body(
+    text: str, pos: int, hunk: Hunk, current: _RawFile
+) -> tuple[int, tuple[str, str, int, int] | None]:
+    """The hunk's body lines from `pos`, as many as its header counts: where reading
+    stopped, and the line that ended the hunk early (None: it was as long as it says)."""
+    left_src, left_tgt = hunk.source_length, hunk.target_length
+    lines, raw, size = hunk.lines, current.raw, len(text)
+    stop = None
+    while (left_src > 0 or left_tgt > 0) and pos <= size:
+        cut = text.find("\n", pos)
+        cut = size if cut < 0 else cut
+        original = text[pos:cut]
+        line = original[:-1] if original.endswith("\r") else original
+        kind = line[:1]
+        if kind == "+" and left_tgt > 0:
+            left_tgt -= 1
+        elif kind == "-" and left_src > 0:
+            left_src -= 1
+        elif kind in (" ", "") and left_src > 0 and left_tgt > 0:
+            left_src, left_tgt = left_src - 1, left_tgt - 1
+        elif kind == "\\":
+            current.no_newline = True
+        else:
+            current.malformed = current.malformed or "hunk shorter than its header says"
+            stop = (line, original, pos, cut)
+            pos = cut + 1
+            break
+        lines.append(line)
+        raw.append(original)
+        if line is not original:
+            current.crlf = True
+        current.end = cut
+        pos = cut + 1
+    return pos, stop
+
+
+def _kept(raw: _RawFile) -> bool:
+    return bool(raw.header or raw.hunks)
 
 
 def _outside(
     line: str,
     original: str,
-    lines: list[str],
-    i: int,
-    files: list[_RawFile],
+    start: int,
+    end: int,
+    text: str,
     current: _RawFile | None,
 ) -> _RawFile | None:
-    """A line outside any hunk: a new file's start, a header line, or noise between files."""
+    """A line outside any hunk: a new file's start, a header line, or noise between files
+    (the line is `text[start:end]`; a `---` line starts a file when `+++` follows)."""
     starts_plain = (
         line.startswith("--- ")
-        and i + 1 < len(lines)
-        and lines[i + 1].startswith("+++ ")
+        and end < len(text)
+        and text.startswith("+++ ", end + 1)
         and (current is None or bool(current.hunks) or _has_source_line(current))
     )
     if line.startswith("diff --git ") or starts_plain:
-        current = _RawFile()
-        files.append(current)
+        current = _RawFile(start=start, end=end)
     if current is None or (current.hunks and not starts_plain):
         return current  # preamble or trailing noise (a mail signature, a blank line)
     if not line.startswith("index ") and not current.binary_patch:
         current.header.append(line)
     current.binary_patch = current.binary_patch or line == "GIT binary patch"
     current.raw.append(original)
+    current.end = end
     return current
 
 
@@ -209,7 +252,6 @@ def _parsed(raw: _RawFile) -> ParsedFile:
         and facts.mode_change
         and old_mode != new_mode
     )
-    text = "\n".join(raw.raw)
     info = ChangedFile(
         path=path or "(unnamed)",
         old_path=old_path if change in ("renamed", "copied") else None,
@@ -224,7 +266,7 @@ def _parsed(raw: _RawFile) -> ParsedFile:
         hunks=len(raw.hunks),
         crlf=raw.crlf,
         no_newline_at_eof=raw.no_newline,
-        non_utf8="\ufffd" in text,
+        non_utf8=any("\ufffd" in line for line in raw.raw),
         parse_error=error or raw.malformed,
     )
     return ParsedFile(info, raw.header, raw.hunks, added, removed)

@@ -68,6 +68,11 @@ def dependency_changes(path: str, hunks: list[Hunk]) -> list[DependencyChange]:
 _ABSENT = "\0absent"
 
 
+def reads_dependencies(path: str) -> bool:
+    """Whether `dependency_changes` reads this file's diff (a manifest it knows)."""
+    return _reader_for(path) is not None
+
+
 def _reader_for(path: str) -> Callable[[str], Pairs] | None:
     name = PurePosixPath(path).name.lower()
     if is_requirements(path):

@@ -143,6 +143,8 @@ class BuiltContext(BaseModel):
     sections: list[Section]
     omitted: list[Omitted]
     signals: Signals
+    # Secrets redacted in what could be sent (the files chosen, the texts read, the PR's
+    # words, listed paths); a file past the material bound is listed, its lines unread.
     redactions: int
     redaction_kinds: dict[str, int]
     tokens: int  # sum of the sections' tokens; never above `budget` less the margin

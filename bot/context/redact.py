@@ -76,10 +76,12 @@ def marker(kind: str) -> str:
 
 
 class Redactor:
-    """Replaces secrets and counts what it replaced, by kind, across every call."""
+    """Replaces secrets and counts what it replaced, by kind, across every call; `scanned`
+    counts the characters it was given (what redaction cost)."""
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
+        self.scanned = 0
 
     @property
     def total(self) -> int:
@@ -88,6 +90,7 @@ class Redactor:
     def redact(self, text: str) -> str:
         if not text:
             return text
+        self.scanned += len(text)
         if "PRIVATE KEY" in text:
             text = self._private_keys(text)
         lowered = text.lower()

@@ -66,12 +66,27 @@ class FileReader:
             self._cache[path] = await self._load(path)
         return self._cache[path]
 
+    def forget(self, paths: Sequence[str]) -> None:
+        """Let go of texts read that are not needed any more (read again if asked)."""
+        for path in paths:
+            self._cache.pop(path, None)
+
+    def forget_all(self) -> None:
+        self._cache.clear()
+
     async def texts(self, paths: Sequence[str]) -> dict[str, str]:
         unique = list(dict.fromkeys(paths))
         found = await asyncio.gather(*(self.text(p) for p in unique))
         return {p: t for p, t in zip(unique, found, strict=True) if t is not None}
 
-    async def _load(self, path: str) -> str | None:
+    async def peek(self, path: str) -> str | None:
+        """The text, neither redacted nor kept: for what is read from it (import names), never
+        sent. A failure is listed as for `text`."""
+        if path in self._cache:
+            return self._cache[path]
+        return await self._load(path, redact=False)
+
+    async def _load(self, path: str, *, redact: bool = True) -> str | None:
         async with self._limit:
             try:
                 data = await self._read(path)
@@ -81,8 +96,8 @@ class FileReader:
                 return None
         if data is None or len(data) > MAX_FILE_BYTES or b"\0" in data[:8192]:
             return None
-        text = data.decode("utf-8", "replace")
-        return self._redactor.redact(text.replace("\r\n", "\n"))
+        text = data.decode("utf-8", "replace").replace("\r\n", "\n")
+        return self._redactor.redact(text) if redact else text
 
 
 async def discover(

@@ -9,14 +9,21 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from bot.context.classify import CODE_LANGUAGES, artifact_types, is_manifest
 from bot.context.diff import ParsedFile
 from bot.context.imports import imports_of
 from bot.context.manifests import dependency_changes
-from bot.context.models import CodeLocation, DependencyChange, RiskyPattern, Signals
+from bot.context.models import (
+    ChangedFile,
+    CodeLocation,
+    DependencyChange,
+    RiskyPattern,
+    Signals,
+)
 from bot.context.prose import has_bidi
 
 # Tie-break order for the dominant area: what most needs a specialist first.
@@ -164,50 +171,89 @@ _MANIFEST_FRAMEWORKS = {
 }  # fmt: skip
 
 
-def compute_signals(
-    files: list[ParsedFile],
-    heads: Mapping[str, str],
-    areas_of: Mapping[str, set[str]] | None = None,
-) -> Signals:
+@dataclass
+class FileFacts:
+    """What signals need of one changed file, without its lines: a diff far larger than
+    anything sent keeps these per file, not the file. Only kinds, paths, line numbers and
+    import names (matched against known frameworks) come from the lines; dependency
+    changes are read from the manifest's redacted text (see `file_facts`)."""
+
+    info: ChangedFile
+    areas: set[str]
+    risky: list[RiskyPattern]
+    trojan: list[CodeLocation]
+    dependencies: list[DependencyChange]
+    imports: list[str] | None  # of the added lines (code files); None: read from the head
+
+    @property
+    def path(self) -> str:
+        return self.info.path
+
+
+def file_facts(
+    parsed: ParsedFile,
+    dependencies: list[DependencyChange] | None = None,
+    *,
+    with_imports: bool = True,
+) -> FileFacts:
+    """`parsed` carries its classification; `dependencies`, when given, were read from the
+    file's redacted diff (else from `parsed`, which then should be redacted)."""
+    if dependencies is None:
+        dependencies = dependency_changes(parsed.path, parsed.hunks)
+    code = is_code(parsed.info)
+    imports = None
+    if code and with_imports:
+        imports = imports_of("\n".join(t for _, t in parsed.added_lines), parsed.info.language)
+    return FileFacts(
+        info=parsed.info,
+        areas=file_areas(parsed),
+        risky=risky_patterns(parsed) if code else [],
+        trojan=trojan_source([parsed]),
+        dependencies=dependencies,
+        imports=imports,
+    )
+
+
+def compute_signals(files: Sequence[FileFacts], heads: Mapping[str, str]) -> Signals:
     """`files` carry their classification (language, test, exclusion); `heads` are the
-    changed files' texts at head, where they were read; `areas_of` is `file_areas` per
-    path, when the caller has it already."""
+    changed files' texts at head, where they were read."""
     weights: Counter[str] = Counter()
     artifacts: set[str] = set()
-    for parsed in files:
-        size = max(1, parsed.info.added + parsed.info.deleted)
-        areas = areas_of[parsed.path] if areas_of is not None else file_areas(parsed)
-        for area in areas:
+    for facts in files:
+        info = facts.info
+        size = max(1, info.added + info.deleted)
+        for area in facts.areas:
             weights[area] += size * AREA_WEIGHT.get(area, 1)
-        artifacts |= artifact_types(parsed.path, parsed.info.language, parsed.info.is_test)
-    dependencies = [d for f in files for d in dependency_changes(f.path, f.hunks)]
-    risky = [r for f in files if _is_code(f) for r in risky_patterns(f)]
-    manifests = [f for f in files if is_manifest(f.path)]
-    weights["dependencies"] += sum(max(1, f.info.added + f.info.deleted) for f in manifests)
+        artifacts |= artifact_types(info.path, info.language, info.is_test)
+    dependencies = [d for f in files for d in f.dependencies]
+    risky = [r for f in files for r in f.risky]
+    infos = [f.info for f in files]
+    manifests = [f for f in infos if is_manifest(f.path)]
+    weights["dependencies"] += sum(max(1, f.added + f.deleted) for f in manifests)
     weights["security"] += 10 * sum(1 for r in risky if r.kind != "broad-except")
-    _whole_change_areas(files, weights)
+    _whole_change_areas(infos, weights)
     return Signals(
-        languages=sorted({f.info.language for f in files if f.info.language}),
+        languages=sorted({f.language for f in infos if f.language}),
         frameworks=_frameworks(files, heads, artifacts, dependencies),
         areas=sorted(a for a, w in weights.items() if w > 0 and a in AREA_ORDER),
         artifact_types=sorted(artifacts),
         dominant_area=_dominant(weights),
-        files_changed=len(files),
-        lines_added=sum(f.info.added for f in files),
-        lines_deleted=sum(f.info.deleted for f in files),
-        directories=sorted({str(PurePosixPath(f.path).parent) for f in files}),
-        source_without_tests=_source_without_tests(files),
+        files_changed=len(infos),
+        lines_added=sum(f.added for f in infos),
+        lines_deleted=sum(f.deleted for f in infos),
+        directories=sorted({str(PurePosixPath(f.path).parent) for f in infos}),
+        source_without_tests=_source_without_tests(infos),
         dependencies=dependencies,
         risky_patterns=risky,
-        trojan_source=trojan_source(files),
-        non_utf8_files=[f.path for f in files if f.info.non_utf8],
-        binary_files=[f.path for f in files if f.info.binary],
+        trojan_source=[loc for f in files for loc in f.trojan],
+        non_utf8_files=[f.path for f in infos if f.non_utf8],
+        binary_files=[f.path for f in infos if f.binary],
     )
 
 
 def file_areas(parsed: ParsedFile) -> set[str]:
     areas = {area for area, rx in _AREA_PATHS.items() if rx.search(parsed.path)}
-    if _is_code(parsed) and not parsed.info.is_test:
+    if is_code(parsed.info) and not parsed.info.is_test:
         added = "\n".join(text for _, text in parsed.added_lines).lower()
         areas |= {
             area
@@ -219,12 +265,12 @@ def file_areas(parsed: ParsedFile) -> set[str]:
     return areas
 
 
-def _whole_change_areas(files: list[ParsedFile], weights: Counter[str]) -> None:
+def _whole_change_areas(files: list[ChangedFile], weights: Counter[str]) -> None:
     """docs-only and tests-only describe the change as a whole, and then they dominate."""
     if files and all(_is_doc(f.path) for f in files):
         weights.clear()
         weights["docs-only"] = 1
-    elif files and all(f.info.is_test for f in files):
+    elif files and all(f.is_test for f in files):
         weights.clear()
         weights["tests-only"] = 1
 
@@ -245,13 +291,13 @@ def _is_doc(path: str) -> bool:
     )
 
 
-def _is_code(parsed: ParsedFile) -> bool:
-    return parsed.info.language in CODE_LANGUAGES and parsed.info.excluded is None
+def is_code(info: ChangedFile) -> bool:
+    return info.language in CODE_LANGUAGES and info.excluded is None
 
 
-def _source_without_tests(files: list[ParsedFile]) -> bool:
-    source = any(_is_code(f) and not f.info.is_test and f.info.change != "deleted" for f in files)
-    return source and not any(f.info.is_test for f in files)
+def _source_without_tests(files: list[ChangedFile]) -> bool:
+    source = any(is_code(f) and not f.is_test and f.change != "deleted" for f in files)
+    return source and not any(f.is_test for f in files)
 
 
 def risky_patterns(parsed: ParsedFile) -> list[RiskyPattern]:
@@ -286,7 +332,7 @@ def trojan_source(files: Iterable[ParsedFile]) -> list[CodeLocation]:
 
 
 def _frameworks(
-    files: list[ParsedFile],
+    files: Sequence[FileFacts],
     heads: Mapping[str, str],
     artifacts: set[str],
     dependencies: list[DependencyChange],
@@ -294,14 +340,15 @@ def _frameworks(
     found = {_ARTIFACT_FRAMEWORKS[a] for a in artifacts if a in _ARTIFACT_FRAMEWORKS}
     for dep in dependencies:
         found |= _known(dep.name)
-    for parsed in files:
-        name = PurePosixPath(parsed.path).name.lower()
+    for facts in files:
+        name = PurePosixPath(facts.path).name.lower()
         if name in _MANIFEST_FRAMEWORKS:
             found.add(_MANIFEST_FRAMEWORKS[name])
-        if not _is_code(parsed):
+        if not is_code(facts.info):
             continue
-        text = heads.get(parsed.path) or "\n".join(t for _, t in parsed.added_lines)
-        for name in imports_of(text, parsed.info.language):
+        head = heads.get(facts.path)
+        names = imports_of(head, facts.info.language) if head else facts.imports or []
+        for name in names:
             found |= _known(name)
     return sorted(found)
 
