@@ -28,8 +28,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from bot.council.ledger import EventKind, UnknownDeliberationError
 from bot.store import Database, SqlLedger, records
 from bot.store.db import alembic_config
-from bot.store.pending import oldest_pending
 from bot.store.models import Base
+from bot.store.pending import oldest_pending
 from bot.store.records import DeliberationStatus, PersonaOutcome
 from bot.store.urls import async_url
 from tests.support.postgres import PostgresServer, find_postgres
