@@ -228,6 +228,13 @@ class Settings(BaseSettings):
         "its rate limit (5,000 an hour), reviews wait in the queue until the limit resets "
         "instead of failing half-way.",
     )
+    github_max_waits: int = Field(
+        default=24,
+        ge=1,
+        description="How many rate-limit resets (an hour each) a review waits through "
+        "before it stops and says so: a limit that stays low for a day is a problem for a "
+        "person, not a queue.",
+    )
     archive_max_bytes: int = Field(
         default=100_000_000,
         ge=0,

@@ -61,16 +61,30 @@ class DeliberationJob:
             await self._wait_for_github(ctx, None)
             return await self._run(ctx)
 
-    async def _wait_for_github(self, ctx: JobContext, lifecycle: CheckRunLifecycle | None) -> None:
+    async def _wait_for_github(self, ctx: JobContext, lifecycle: CheckRunLifecycle | None) -> bool:
         """Back to the queue until the rate limit resets, while fewer than
         `COUNCIL_GITHUB_RESERVE` requests are left for the installation: a review needs
-        ~15, and one that runs out half-way fails."""
+        ~15, and one that runs out half-way fails. A wait is not one of the job's tries;
+        after `COUNCIL_GITHUB_MAX_WAITS` of them the review stops, saying so on its check
+        run (False; before the check run is open this returns True, so that it opens)."""
         assert ctx.request.installation_id is not None
+        settings = ctx.settings
         watch = ctx.deps.github.rate_watch
-        low = await watch.wait_s(ctx.request.installation_id, ctx.settings.github_reserve)
+        low = await watch.wait_s(ctx.request.installation_id, settings.github_reserve)
         if low is None:
-            return
+            return True
         wait_s, reset = low
+        if await ctx.deps.state.waits(self.job_id) >= settings.github_max_waits:
+            if lifecycle is None:
+                return True
+            ctx.log.warning("github_rate_limit_gave_up", waits=settings.github_max_waits)
+            await lifecycle.failed(
+                f"GitHub's rate limit for this installation stayed below "
+                f"{settings.github_reserve} requests through {settings.github_max_waits} "
+                "resets, so the review stopped without deliberating. Comment /council to "
+                "try again."
+            )
+            return False
         until = datetime.fromtimestamp(reset, UTC).strftime("%H:%M")
         text = f"The review is waiting for GitHub's rate limit until {until} UTC."
         GITHUB_REVIEWS_WAITING.inc()
@@ -84,6 +98,7 @@ class DeliberationJob:
                 await lifecycle.waiting(text)
         except GitHubError:  # saying so is worth a request, not a failed review
             ctx.log.warning("rate_limit_note_failed")
+        await ctx.deps.state.waited(self.job_id, wait_s)
         raise Retry(defer=wait_s)
 
     async def _run(self, ctx: JobContext) -> str:
@@ -184,7 +199,8 @@ class DeliberationJob:
         lifecycle = CheckRunLifecycle(ctx, record)
         try:
             await lifecycle.open(setup_note(setup), fresh=fresh)
-            await self._wait_for_github(ctx, lifecycle)
+            if not await self._wait_for_github(ctx, lifecycle):
+                return "failed: GitHub's rate limit stayed low"
             return await self._review(ctx, lifecycle, admitted, setup, lease)
         except Retry:  # waiting for GitHub: the check run stays open, the job comes back
             raise

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from prometheus_client import REGISTRY
 
+from bot.review.run import resumes
+from bot.store.db import Database
 from tests.support.council_answers import CouncilScript
 from tests.support.github_server import FakeGitHub, RecordedCall, app_keypair
 from tests.support.model_server import FakeModelServer
@@ -193,3 +195,61 @@ async def test_a_review_waits_for_the_rate_limit_at_the_default_reserve(
     assert run.completed_at is not None and run.completed_at >= reset_at - timedelta(seconds=1)
     assert models.calls  # the council did deliberate, after the wait
     assert REGISTRY.get_sample_value("council_github_requests_left", {"installation": "1"}) == 4999
+
+
+async def test_a_limit_low_through_more_resets_than_tries_still_reviews(
+    tmp_path: Path, models: FakeModelServer, fake_github: FakeGitHub
+) -> None:
+    """The limit stays under the reserve for four reset windows in a row, more than arq's
+    three tries: a wait is not a try, so the review waits through all four and then
+    deliberates, instead of failing with "max retries exceeded"."""
+    gh = fake_github
+    seed(gh)
+    models.default(CouncilScript().reply)
+    gh.set_rate_limit(10, reset_in_s=1.0, windows=4)
+    waits = REGISTRY.get_sample_value("council_github_reviews_waiting_total") or 0.0
+    settings = app_settings(tmp_path, models, gh, KEYS[0])
+    async with running_app(settings) as app:
+        await review(gh, app, "/council quick")
+
+    assert (REGISTRY.get_sample_value("council_github_reviews_waiting_total") or 0) >= waits + 4
+    (run,) = gh.check_runs(REPO)
+    assert run.status == "completed" and run.conclusion in ("success", "failure"), run.summary
+    assert "retries" not in (run.summary or "") and models.calls
+    # Not handed back by the reconciler after arq gave up: the same job ran it.
+    db = Database(settings.database_url)
+    await db.connect()
+    try:
+        assert run.external_id is not None
+        assert await resumes(db, run.external_id) == 0
+    finally:
+        await db.dispose()
+
+
+async def test_a_review_stops_saying_so_after_the_most_waits(
+    tmp_path: Path, models: FakeModelServer, fake_github: FakeGitHub
+) -> None:
+    """A limit that never comes back: after COUNCIL_GITHUB_MAX_WAITS resets the review
+    stops, and its check run says why and what to do, without a model call."""
+    gh = fake_github
+    seed(gh)
+    models.default(CouncilScript().reply)
+    gh.set_rate_limit(10, reset_in_s=1.0, windows=50)
+    settings = app_settings(tmp_path, models, gh, KEYS[0], github_max_waits=2)
+    async with running_app(settings) as app:
+        comment_id = gh.add_comment(REPO, PR, "/council quick", user=AUTHOR)
+        response = await app.deliver(
+            "issue_comment", comment_event("/council quick", comment_id=comment_id)
+        )
+        assert response.status_code == 202, response.text
+        await eventually(
+            lambda: any(c.status == "completed" for c in gh.check_runs(REPO)),
+            what="the completed check run",
+            timeout=60,
+        )
+
+    (run,) = gh.check_runs(REPO)
+    assert run.conclusion == "neutral"
+    assert "stayed below 300 requests through 2 resets" in (run.summary or ""), run.summary
+    assert "Comment /council to try again" in (run.summary or "")
+    assert not models.calls

@@ -307,6 +307,7 @@ class FakeGitHub:
         self.archive_override: bytes | None = None
         # (remaining, reset epoch): the core rate limit every answer reports until then.
         self._rate: tuple[int, float] | None = None
+        self._rate_windows: tuple[int, float] = (0, 0.0)  # further low windows, their length
         self._archive_tokens: dict[str, tuple[str, str]] = {}  # token -> (repo, ref)
         self.token_ttl = timedelta(hours=1)
         self.calls: list[RecordedCall] = []
@@ -533,14 +534,22 @@ class FakeGitHub:
         headers = {"retry-after": str(retry_after), "x-ratelimit-remaining": "4990"}
         self.fail(method, path, status=403, body=body, headers=headers, times=times)
 
-    def set_rate_limit(self, remaining: int, *, reset_in_s: float) -> None:
-        """Every answer reports `remaining` requests left until `reset_in_s` from now (then
-        the limit is full again), in GitHub's `x-ratelimit-*` headers."""
+    def set_rate_limit(self, remaining: int, *, reset_in_s: float, windows: int = 1) -> None:
+        """Every answer reports `remaining` requests left until `reset_in_s` from now, in
+        GitHub's `x-ratelimit-*` headers; then the limit is full again, or, with `windows`
+        > 1, as low again for another `reset_in_s` (another client of the installation
+        spends it), `windows` times in all."""
         with self._lock:
             self._rate = (remaining, time.time() + reset_in_s)
+            self._rate_windows = (windows - 1, reset_in_s)
 
     def rate_headers(self) -> dict[str, str]:
         headers = _rate_headers()
+        with self._lock:
+            if self._rate is not None and time.time() >= self._rate[1] and self._rate_windows[0]:
+                left, window_s = self._rate_windows
+                self._rate = (self._rate[0], time.time() + window_s)
+                self._rate_windows = (left - 1, window_s)
         if self._rate is not None and time.time() < self._rate[1]:
             remaining, reset = self._rate
             headers["x-ratelimit-remaining"] = str(remaining)
