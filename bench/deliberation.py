@@ -19,7 +19,7 @@ Also, each reported beside its goal:
   ledger's transactions per deliberation counted on the database engine;
 - engine throughput: deliberations per minute of one process running `--jobs` boards at a
   time on the SQL ledger with answers at once (the worker's engine share; no GitHub calls,
-  no context build).
+  no context build), and the fake server's CPU per deliberation in its own process.
 
 Run: `python -m bench.deliberation` (or `make bench`). Writes bench/results/deliberation.json.
 """
@@ -268,27 +268,47 @@ async def measure(latency: float, repeats: int, seats: int = SEATS) -> dict[str,
     }
 
 
-def _serve(conn: Any) -> None:
-    """A child process's fake model server, answering at once, until the parent closes
-    `conn` (throughput is measured with the fake's CPU out of the engine's process)."""
+def _serve(conn: Any, latency: float = 0.0) -> None:
+    """A child process's fake model server, every call taking `latency` (0: answers at
+    once), until the parent closes `conn` (throughput is measured with the fake's CPU out of
+    the engine's process). Between, the parent may send "cpu" (answered with this process's
+    CPU seconds) or "reset" (calls and prompt cache forgotten, the same script again)."""
     with run_fake_model_server() as server:
-        server.default(CouncilScript(latency_s=0.0).reply)
+        server.default(CouncilScript(latency_s=latency).reply)
         conn.send(server.url)
         with contextlib.suppress(EOFError):
-            conn.recv()
+            while True:
+                command = conn.recv()
+                if command == "cpu":
+                    conn.send(time.process_time())
+                elif command == "reset":
+                    server.reset()
+                    server.default(CouncilScript(latency_s=latency).reply)
+                    conn.send(len(server.calls))
 
 
 class _ServerProcess:
-    def __init__(self) -> None:
+    """The fake model server in a process of its own (see `_serve`)."""
+
+    def __init__(self, latency: float = 0.0) -> None:
         context = multiprocessing.get_context("spawn")
         self._conn, child = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child,), daemon=True)
+        self._process = context.Process(target=_serve, args=(child, latency), daemon=True)
 
-    def __enter__(self) -> FakeModelServer:
+    def __enter__(self) -> _ServerProcess:
         self._process.start()
-        server = FakeModelServer()  # not served here: only its URLs
-        server.url = self._conn.recv()
-        return server
+        self.server = FakeModelServer()  # not served here: only its URLs
+        self.server.url = self._conn.recv()
+        return self
+
+    def cpu(self) -> float:
+        """The server process's CPU seconds so far."""
+        self._conn.send("cpu")
+        return float(self._conn.recv())
+
+    def reset(self) -> None:
+        self._conn.send("reset")
+        self._conn.recv()
 
     def __exit__(self, *_: object) -> None:
         self._conn.close()
@@ -373,8 +393,8 @@ async def measure_engine_cpu(repeats: int = CPU_REPEATS, jobs: int = 4) -> dict[
         await registry.aclose()
         # Throughput: `jobs` boards at a time (a worker's max_jobs, 4 by default), 4 x jobs
         # boards in all, against a fake served by another process.
-        with _ServerProcess() as remote:
-            registry = ProviderRegistry(settings(remote, 4 * NINE))
+        with _ServerProcess() as served:
+            registry = ProviderRegistry(settings(served.server, 4 * NINE))
             await one_board(registry, catalog, db, context)  # warm the new clients
             gate = asyncio.Semaphore(jobs)
             total = 4 * jobs
@@ -383,15 +403,17 @@ async def measure_engine_cpu(repeats: int = CPU_REPEATS, jobs: int = 4) -> dict[
                 async with gate:
                     await one_board(registry, catalog, db, context)
 
-            started, cpu = time.perf_counter(), time.process_time()
+            started, cpu, server_cpu = time.perf_counter(), time.process_time(), served.cpu()
             await asyncio.gather(*(job() for _ in range(total)))
             elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+            server_cpu = served.cpu() - server_cpu
             await registry.aclose()
         result["throughput"] = {
             "jobs_at_once": jobs,
             "deliberations": total,
             "per_minute": 60 * total / elapsed,
             "process_cpu_s_per_deliberation": cpu / total,
+            "server_cpu_s_per_deliberation": server_cpu / total,
         }
         await db.dispose()
     return result
@@ -453,7 +475,8 @@ def print_table(result: dict[str, Any]) -> None:
     print(
         f"  throughput, {put['jobs_at_once']} at a time on the SQL ledger: "
         f"{put['per_minute']:.0f} deliberations/min "
-        f"({put['process_cpu_s_per_deliberation']:.3f} s CPU each, fake server elsewhere)"
+        f"({put['process_cpu_s_per_deliberation']:.3f} s CPU each; the fake server, in "
+        f"another process, {put['server_cpu_s_per_deliberation']:.3f} s)"
     )
 
 

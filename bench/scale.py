@@ -8,6 +8,13 @@ measured in the same run.
   one request per file the review read.
 - The engine: CPU per deliberation, and deliberations per minute 4 at a time (a worker's
   default) against one at a time.
+- Worker throughput against the code before this scale work (PREVIOUS_REV, checked out in a
+  temporary git worktree), same run: boards per minute 4 at a time on the SQL ledger, each
+  tree in turn measured by bench/_throughput_probe.py in a subprocess with that tree's `bot`
+  first on sys.path, against one fake model server in a process of its own, answering at
+  once and then with SMALL_LATENCY_S per call (where concurrency counts, as with real
+  models); and the CPU-bound limit, 60 s / the probe's CPU per board. Without the revision
+  (a shallow clone) that baseline is skipped, and said so.
 
 Needs Redis on 127.0.0.1:6379 (`make redis`).
 
@@ -18,11 +25,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +51,12 @@ DIFF_SIZES = ((1_000, 20), (10_000, 100), (50_000, 250), (200_000, 500))
 REPO_SIZES = (1_000, 10_000, 50_000)
 GOAL_200K_S = 3.0
 GOAL_DISCOVERY_S = 0.5
+ROOT = Path(__file__).resolve().parent.parent
+# The last commit before the scale work (issue 15): the parent of the commit that added
+# bot/github/snapshot.py (`git log --diff-filter=A -- bot/github/snapshot.py`), 31875f1.
+PREVIOUS_REV = "7bc54f3428ff7ea744f3dfc05650ab103717e88d"
+SMALL_LATENCY_S = 0.05
+GOAL_THROUGHPUT_RATIO = 2.0
 
 
 async def _build(case: Case) -> Any:
@@ -197,10 +215,149 @@ def print_engine(row: dict[str, Any]) -> None:
         f"transactions for {row['events_sql']} events; goal < 0.25 s)"
     )
     print(
-        f"  boards per minute, 4 at once: {row['per_minute_4_at_once']}; one at a time: "
+        f"  in one process with the fake in another: 4 at once {row['per_minute_4_at_once']} "
+        f"boards per minute; one at a time: "
         f"{row['per_minute_one_at_a_time']} (x{row['ratio_to_one_at_a_time']}); process CPU "
         f"per board {row['process_cpu_s_per_deliberation']:.3f} s"
     )
+
+
+def _git(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=False
+    )
+
+
+@contextlib.contextmanager
+def _previous_tree(rev: str) -> Iterator[tuple[Path | None, str]]:
+    """A temporary detached worktree of `rev` (removed after), or None and why not."""
+    if shutil.which("git") is None:
+        yield None, "git is not installed"
+        return
+    if _git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").returncode != 0:
+        yield None, f"revision {rev[:7]} is not in this clone (a shallow clone?)"
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="pr-council-previous-"))
+    tree = tmp / "tree"
+    added = _git("worktree", "add", "--detach", "--quiet", str(tree), rev)
+    try:
+        if added.returncode != 0:
+            yield None, f"git worktree add failed: {added.stderr.strip()}"
+        else:
+            yield tree, ""
+    finally:
+        if added.returncode == 0:
+            _git("worktree", "remove", "--force", str(tree))
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _probe(tree: Path, url: str, context: Path, jobs: int, boards: int) -> dict[str, Any]:
+    """bench/_throughput_probe.py with `tree`'s bot first on sys.path."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    command = [sys.executable, str(Path(__file__).parent / "_throughput_probe.py")]
+    args = ["--url", url, "--context", str(context), "--jobs", str(jobs)]
+    done = subprocess.run(
+        [*command, *args, "--boards", str(boards)],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the probe failed in {tree}:\n{done.stderr[-3000:]}")
+    row: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    if Path(row["bot"]) != (tree / "bot").resolve():
+        raise RuntimeError(f"the probe in {tree} imported bot from {row['bot']}")
+    return row
+
+
+def _throughput_row(row: dict[str, Any], server_cpu: float) -> dict[str, Any]:
+    cpu = row["process_cpu_s_per_board"]
+    return {
+        "per_minute": round(row["per_minute"], 1),
+        "process_cpu_s_per_board": round(cpu, 3),
+        "cpu_bound_per_minute": round(60 / cpu, 1),
+        # The warm-up board is in it too: the server's CPU per board it served.
+        "server_cpu_s_per_board": round(server_cpu / (row["boards"] + 1), 3),
+    }
+
+
+def against_previous(boards: int, jobs: int = 4) -> dict[str, Any]:
+    """Boards per minute, `jobs` at a time, of this tree and of PREVIOUS_REV, back to back
+    against one fake server process, at latency 0 and SMALL_LATENCY_S per call."""
+    from deliberation import _ServerProcess, make_context
+
+    from tests.support.model_server import FakeModelServer
+
+    result: dict[str, Any] = {"revision": PREVIOUS_REV, "jobs_at_once": jobs, "boards": boards}
+    with _previous_tree(PREVIOUS_REV) as (old, why), tempfile.TemporaryDirectory() as tmp:
+        result["skipped"] = why or None
+        context = Path(tmp) / "context.txt"
+        context.write_text(make_context(FakeModelServer()))
+        trees = {"previous": old} if old is not None else {}
+        trees["new"] = ROOT
+        rows = []
+        for latency in (0.0, SMALL_LATENCY_S):
+            row: dict[str, Any] = {"latency_s": latency}
+            with _ServerProcess(latency) as served:
+                for name, tree in list(trees.items()):
+                    served.reset()
+                    began = served.cpu()
+                    try:
+                        probe = _probe(tree, served.server.url, context, jobs, boards)
+                    except (RuntimeError, subprocess.TimeoutExpired) as error:
+                        if name == "new":
+                            raise
+                        # The old tree no longer runs here (a dependency moved on): say so.
+                        result["skipped"] = f"the previous code's probe failed: {error}"
+                        del trees[name]
+                        continue
+                    row[name] = _throughput_row(probe, served.cpu() - began)
+            if "previous" in row:
+                row["ratio"] = round(row["new"]["per_minute"] / row["previous"]["per_minute"], 2)
+                row["cpu_bound_ratio"] = round(
+                    row["new"]["cpu_bound_per_minute"] / row["previous"]["cpu_bound_per_minute"],
+                    2,
+                )
+            rows.append(row)
+    result["rows"] = rows
+    return result
+
+
+def print_previous(result: dict[str, Any]) -> None:
+    jobs = result["jobs_at_once"]
+    where = "not measured" if result["skipped"] else "a worktree"
+    print(
+        f"Worker throughput against the previous code ({result['revision'][:7]}, {where}; "
+        f"{result['boards']} boards {jobs} at a time, SQL ledger, fake server in another process)"
+    )
+    if result["skipped"]:
+        print(f"  previous code not measured: {result['skipped']}")
+    for row in result["rows"]:
+        new, old = row["new"], row.get("previous")
+        at = "answers at once" if row["latency_s"] == 0 else f"{row['latency_s']:g} s per call"
+        if old is None:
+            print(f"  {at}: boards per minute, {jobs} at once: new {new['per_minute']:.0f}")
+        else:
+            met = "met" if row["ratio"] >= GOAL_THROUGHPUT_RATIO else "NOT met"
+            print(
+                f"  {at}: boards per minute, {jobs} at once: new {new['per_minute']:.0f}; "
+                f"previous code {old['per_minute']:.0f} (same run): x{row['ratio']} "
+                f"(goal x{GOAL_THROUGHPUT_RATIO:g}): {met}"
+            )
+        line = f"new {new['cpu_bound_per_minute']:.0f} ({new['process_cpu_s_per_board']:.3f} s)"
+        if old is not None:
+            line += (
+                f"; previous code {old['cpu_bound_per_minute']:.0f} "
+                f"({old['process_cpu_s_per_board']:.3f} s): x{row['cpu_bound_ratio']}"
+            )
+        print(f"    CPU-bound limit, 60 / process CPU per board: {line}")
+        servers = f"new {new['server_cpu_s_per_board']:.3f} s"
+        if old is not None:
+            servers += f", previous code {old['server_cpu_s_per_board']:.3f} s"
+        print(f"    fake server CPU per board: {servers}")
 
 
 def print_context(diff_rows: list[dict[str, Any]], repo_rows: list[dict[str, Any]]) -> None:
@@ -240,12 +397,15 @@ def main() -> None:
     print_github(gh_row)
     engine_row = asyncio.run(engine(repeats))
     print_engine(engine_row)
+    previous = against_previous(12 if args.quick else 24)
+    print_previous(previous)
     args.out.parent.mkdir(exist_ok=True)
     results = {
         "context_vs_diff": diff_rows,
         "context_vs_repo": repo_rows,
         "github": gh_row,
         "engine": engine_row,
+        "throughput_against_previous": previous,
     }
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {args.out}")

@@ -76,6 +76,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import functools
 import hashlib
 import json
 import math
@@ -159,6 +160,20 @@ _PIECES = re.compile(
 
 
 def count_tokens(text: str) -> int:
+    """`_count_tokens(text)`, remembered for long texts: every call of a deliberation sends
+    the same context, and each request counts its prompt twice (the breakpoint check and
+    the cache accounting), so counting it afresh was most of the fake's CPU."""
+    if len(text) < _REMEMBER_CHARS:
+        return _count_tokens(text)
+    return _count_long(text)
+
+
+# Texts at least this long are counted once per process (the last _REMEMBERED of them).
+_REMEMBER_CHARS = 256
+_REMEMBERED = 128
+
+
+def _count_tokens(text: str) -> int:
     """The fake's tokenizer, shaped like the real ones rather than a flat ratio: a word of up
     to 7 letters (with its leading space) is one token and longer words one more per 6
     letters, up to three digits are one token, punctuation runs cost a token per 2.5
@@ -178,6 +193,9 @@ def count_tokens(text: str) -> int:
         else:
             tokens += math.ceil(len(word) / 2.5)
     return tokens
+
+
+_count_long = functools.lru_cache(maxsize=_REMEMBERED)(_count_tokens)
 
 
 def _canonical(value: object) -> str:
