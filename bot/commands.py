@@ -17,6 +17,10 @@ a command is something the reader sees as a line of plain text, never as code or
   the first word -> that command (the rest of the line is ignored); a protocol name as the
   first word -> convene with that protocol, the rest of the line (if any) is the question;
   any other words -> convene with the configured protocol and those words as the question.
+- After `debate`, a mode flag may come first: `--quick`, `--standard` or `--full`
+  (`/council debate --full should this cache live in Redis?`).
+- After `board`, seat adjustments may come first: `+persona` seats that persona, `-persona`
+  keeps it off the board, for this run (`/council board +appsec-reviewer -docs-reviewer`).
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from typing import Literal
 from bot.council.protocols import NAMES
 
 CommandKind = Literal["convene", "help", "cancel"]
+DebateMode = Literal["quick", "standard", "full"]
+DEBATE_MODES: tuple[DebateMode, ...] = ("quick", "standard", "full")
 
 # From the protocol table, which is pure: the webhook receiver, the one user of this module
 # on the hot path, does not pay for the engine and its model SDKs.
@@ -36,6 +42,7 @@ PROTOCOL_NAMES: tuple[str, ...] = NAMES
 _COMMAND = re.compile(r" {0,3}/council(?:[ \t]+(?P<rest>.*?))?[ \t]*", re.IGNORECASE)
 _FENCE_OPEN = re.compile(r" {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)")
 _HTML_COMMENT_OPEN = re.compile(r" {0,3}<!--")
+_SEAT_CHANGE = re.compile(r"(?P<sign>[+-])(?P<persona>[a-z][a-z0-9_-]{0,63})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +50,9 @@ class Command:
     kind: CommandKind
     protocol: str | None = None  # None: the repo's configured protocol
     question: str | None = None
+    mode: DebateMode | None = None  # debate only; None: the repo's debate.mode
+    board_add: tuple[str, ...] = ()  # board only: personas seated for this run
+    board_remove: tuple[str, ...] = ()  # board only: personas kept off for this run
 
 
 def _either(names: tuple[str, ...]) -> str:
@@ -59,6 +69,11 @@ GRAMMAR_HELP = f"""\
 | `/council` | convene the council with the repository's configured protocol |
 | `/council <question>` | convene and ask the council this question |
 | `/council <protocol> [question]` | convene with {_either(PROTOCOL_NAMES)} |
+| `/council debate --full [question]` | a debate in a mode (`--quick`, `--standard` or \
+`--full`): `quick` one cycle and no judge, `standard` a judge and up to 2 cycles, `full` up \
+to 3 cycles and an outside opinion from another model |
+| `/council board +persona -persona [question]` | adjust the board for this run: seat \
+`+` personas, keep `-` personas off |
 | `/council help` | show this help and the repository's effective configuration |
 | `/council cancel` | stop the deliberation running on this pull request |
 
@@ -88,9 +103,54 @@ def _command_from(rest: str) -> Command:
     if first in ("help", "cancel"):
         return Command(kind="help" if first == "help" else "cancel")
     if first in PROTOCOL_NAMES:
-        question = words[1].strip() if len(words) > 1 else None
-        return Command(kind="convene", protocol=first, question=question or None)
+        tail = words[1].strip() if len(words) > 1 else ""
+        if first == "debate":
+            return _debate(tail)
+        if first == "board":
+            return _board(tail)
+        return Command(kind="convene", protocol=first, question=tail or None)
     return Command(kind="convene", question=rest.strip())
+
+
+def _debate(tail: str) -> Command:
+    """`--quick`, `--standard` or `--full` first (any case); another `--word` is part of
+    the question, as any text is."""
+    words = tail.split(maxsplit=1)
+    mode: DebateMode | None = None
+    if words and words[0].lower() in tuple(f"--{m}" for m in DEBATE_MODES):
+        mode = _MODE_FLAGS[words[0].lower()]
+        tail = words[1].strip() if len(words) > 1 else ""
+    return Command(kind="convene", protocol="debate", question=tail or None, mode=mode)
+
+
+_MODE_FLAGS: dict[str, DebateMode] = {f"--{m}": m for m in DEBATE_MODES}
+
+
+def _board(tail: str) -> Command:
+    """Leading `+persona` / `-persona` words adjust the board; the rest is the question.
+    A persona both added and removed is removed (the later word does not win: keeping a
+    persona off is the safer reading of a contradiction)."""
+    add: list[str] = []
+    remove: list[str] = []
+    words = tail.split()
+    taken = 0
+    for word in words:
+        change = _SEAT_CHANGE.fullmatch(word.lower())
+        if change is None:
+            break
+        persona = change.group("persona")
+        target = add if change.group("sign") == "+" else remove
+        if persona not in target:
+            target.append(persona)
+        taken += 1
+    question = " ".join(words[taken:]) if taken else tail
+    return Command(
+        kind="convene",
+        protocol="board",
+        question=question or None,
+        board_add=tuple(p for p in add if p not in remove),
+        board_remove=tuple(remove),
+    )
 
 
 def _visible_lines(body: str) -> list[str]:

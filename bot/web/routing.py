@@ -94,6 +94,9 @@ def _issue_comment(delivery_id: str, body: bytes) -> Routed:
         sender_login=payload.sender.login,
         comment_id=payload.comment.id,
         protocol=command.protocol,
+        debate_mode=command.mode,
+        board_add=command.board_add,
+        board_remove=command.board_remove,
         # Cleaned at the door: the job, its logs and its records never hold the raw text.
         question=(clean_untrusted(command.question) or None) if command.question else None,
     )

@@ -133,3 +133,76 @@ def test_the_first_command_line_wins(before: list[str], command: str, after: lis
     body = "\r\n".join([*before, command, *after])
 
     assert parse_command(body) == parse_command(command) is not None
+
+
+# --- debate modes and board adjustments ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "mode", "question"),
+    [
+        (
+            "/council debate --full should this cache live in Redis?",
+            "full",
+            "should this cache live in Redis?",
+        ),
+        ("/council debate --QUICK", "quick", None),
+        ("/council debate --standard is the lock needed", "standard", "is the lock needed"),
+        (
+            "/council debate should this cache live in Redis?",
+            None,
+            "should this cache live in Redis?",
+        ),
+        # Not a mode: an unknown flag is part of the question, as any text is.
+        ("/council debate --fast paths", None, "--fast paths"),
+    ],
+)
+def test_a_debate_mode_comes_first_after_debate(
+    body: str, mode: str | None, question: str | None
+) -> None:
+    command = parse_command(body)
+    assert command == Command(kind="convene", protocol="debate", question=question, mode=mode)  # type: ignore[arg-type]
+
+
+def test_a_mode_flag_after_another_protocol_is_its_question() -> None:
+    command = parse_command("/council quick --full")
+    assert command == Command(kind="convene", protocol="quick", question="--full")
+
+
+@pytest.mark.parametrize(
+    ("body", "add", "remove", "question"),
+    [
+        (
+            "/council board +appsec-reviewer -docs-reviewer",
+            ("appsec-reviewer",),
+            ("docs-reviewer",),
+            None,
+        ),
+        (
+            "/council board +sre-reliability is the retry safe?",
+            ("sre-reliability",),
+            (),
+            "is the retry safe?",
+        ),
+        # +1 is a reaction, not a persona: the words are the question.
+        ("/council board +1 to this", (), (), "+1 to this"),
+        # Added and removed: kept off, the safer reading of a contradiction.
+        ("/council board +docs-reviewer -docs-reviewer", (), ("docs-reviewer",), None),
+        ("/council board +Test-Engineer +test-engineer", ("test-engineer",), (), None),
+        # A change after the question starts is part of the question.
+        ("/council board why -docs-reviewer", (), (), "why -docs-reviewer"),
+    ],
+)
+def test_board_adjustments_come_first_after_board(
+    body: str, add: tuple[str, ...], remove: tuple[str, ...], question: str | None
+) -> None:
+    command = parse_command(body)
+    assert command == Command(
+        kind="convene", protocol="board", question=question, board_add=add, board_remove=remove
+    )
+
+
+def test_the_help_names_the_modes_and_the_board_adjustments() -> None:
+    assert "`/council debate --full [question]`" in GRAMMAR_HELP
+    assert "`--quick`, `--standard` or `--full`" in GRAMMAR_HELP
+    assert "`/council board +persona -persona [question]`" in GRAMMAR_HELP
