@@ -42,9 +42,11 @@ from bot.council.board import BoardConfig, PinnedSeat
 from bot.council.protocols import (
     BOARD_SIZE,
     DEFAULT_BOARD_SIZE,
+    DEFAULT_DEBATE_MODE,
     DEFAULT_DISCUSSION_ROUNDS,
     DISCUSSION_ROUNDS,
     PROTOCOLS,
+    DebateMode,
     ProtocolName,
 )
 from bot.providers import ConfigurationError, ProviderRegistry, parse_model_ref
@@ -127,6 +129,12 @@ class BoardSection(_Section):
         return value
 
 
+class DebateSection(_Section):
+    # quick: one cycle, no judge; standard: a judge, at most 2 cycles; full: at most 3
+    # cycles and an outside opinion. `/council debate --quick|--standard|--full` overrides it.
+    mode: DebateMode = DEFAULT_DEBATE_MODE
+
+
 class SeatSection(_Section):
     persona: PersonaId
     model: RepoModelRef | None = None
@@ -163,11 +171,14 @@ class RepoConfig(_Section):
     review_drafts: bool = False
     gate: GateMode = "verdict"
     board: BoardSection = Field(default_factory=BoardSection)
+    debate: DebateSection = Field(default_factory=DebateSection)
     seats: list[SeatSection] = Field(default_factory=list, max_length=9)
     models: Annotated[list[RepoModelRef], BeforeValidator(_one_or_many)] = Field(
         default_factory=list, max_length=9
     )
     chair_model: RepoModelRef | None = None
+    # The chair model also sits as a voting member (assesses, votes); it still synthesizes.
+    chair_votes: bool = False
     max_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_pr_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     paths: PathsSection = Field(default_factory=PathsSection)
@@ -199,6 +210,7 @@ _PATTERN_REASONS = {
 _SECTIONS: dict[KeyPath, type[BaseModel]] = {
     (): RepoConfig,
     ("board",): BoardSection,
+    ("debate",): DebateSection,
     ("seats",): SeatSection,
     ("paths",): PathsSection,
     ("context",): ContextConfig,
@@ -231,9 +243,11 @@ class EffectiveConfig(BaseModel):
     review_drafts: bool = False
     gate: GateMode = "verdict"
     board: BoardConfig = Field(default_factory=BoardConfig)
+    debate_mode: DebateMode = DEFAULT_DEBATE_MODE  # `debate.mode`
     seats: list[PinnedSeat] = Field(default_factory=list)
     models: list[str] = Field(default_factory=list)  # empty: the operator's models
     chair_model: str | None = None  # None: the engine's choice
+    chair_votes: bool = False  # the chair model also sits as a voting member
     max_cost_usd: float | None = None  # the effective cap; None: no cap
     # The effective cap over all the deliberations of one pull request; None: no cap.
     max_pr_cost_usd: float | None = None
@@ -561,9 +575,11 @@ def _merge(repo: RepoConfig, settings: Settings) -> EffectiveConfig:
         review_drafts=repo.review_drafts,
         gate=repo.gate,
         board=BoardConfig(**repo.board.model_dump()),
+        debate_mode=repo.debate.mode,
         seats=[PinnedSeat(persona=seat.persona, model=seat.model) for seat in repo.seats],
         models=list(repo.models),
         chair_model=repo.chair_model,
+        chair_votes=repo.chair_votes,
         max_cost_usd=repo.max_cost_usd if repo.max_cost_usd is not None else settings.max_cost_usd,
         max_pr_cost_usd=(
             repo.max_pr_cost_usd if repo.max_pr_cost_usd is not None else settings.max_pr_cost_usd
@@ -622,9 +638,11 @@ def effective_yaml(config: EffectiveConfig) -> str:
         "review_drafts": config.review_drafts,
         "gate": config.gate,
         "board": config.board.model_dump(),
+        "debate": {"mode": config.debate_mode},
         "seats": [seat.model_dump() for seat in config.seats],
         "models": config.models,
         "chair_model": config.chair_model,
+        "chair_votes": config.chair_votes,
         "max_cost_usd": config.max_cost_usd,
         "max_pr_cost_usd": config.max_pr_cost_usd,
         "paths": {"ignore": config.ignore_paths},

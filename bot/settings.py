@@ -94,6 +94,11 @@ class Settings(BaseSettings):
         default_factory=list,
         description="COUNCIL_MODEL_CAPABILITIES: JSON list extending the capability table.",
     )
+    model_strengths: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="COUNCIL_MODEL_STRENGTHS: JSON object, model reference -> the areas it "
+        'is strong in (["security", "architecture"]); weighed when seats diverge.',
+    )
     default_anthropic_model: str = "claude-sonnet-5-5"
     default_openai_model: str = "gpt-5.4"
     ollama_url: str = Field(
@@ -304,6 +309,20 @@ class Settings(BaseSettings):
                 return json.loads(text)
             return [part.strip() for part in text.split(",") if part.strip()]
         return value
+
+    @field_validator("model_strengths")
+    @classmethod
+    def _strengths(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        """Model references (`provider:model`) to a few short area names, lowercased."""
+        checked: dict[str, list[str]] = {}
+        for model, areas in value.items():
+            if ":" not in model.strip():
+                raise ValueError(f"{model!r} is not a model reference (provider:model)")
+            names = [" ".join(a.split()).lower() for a in areas]
+            if not names or len(names) > 20 or any(not n or len(n) > 40 for n in names):
+                raise ValueError(f"{model}: list 1-20 areas, each 1-40 characters (security)")
+            checked[model.strip()] = list(dict.fromkeys(names))
+        return checked
 
 
 class MissingSettingError(ValueError):

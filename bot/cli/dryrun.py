@@ -74,6 +74,17 @@ def dry_run_json(plan: ReviewPlan, *, show_prompts: bool = True) -> dict[str, An
             "planned": [{"phase": c.phase, "seat": c.seat, "model": c.model} for c in plan.calls],
         },
     }
+    if plan.debate is not None:
+        found["debate"] = {
+            "mode": plan.debate.mode,
+            "max_cycles": plan.debate.rule.max_cycles,
+            "judge_model": plan.debate.judge_model,
+            "outside_model": plan.debate.outside_model,
+            "committee": [
+                {"panelist": r.panelist, "lens": r.lens, "stance": r.stance, "model": r.model}
+                for r in plan.debate.committee
+            ],
+        }
     if show_prompts:
         found["prompts"] = prompt_preview(plan)
     return found
@@ -133,6 +144,34 @@ def _seat_table(plan: ReviewPlan) -> Table:
     return table
 
 
+def committee_table(plan: ReviewPlan) -> Table:
+    """A debate's committee: each panelist's lens, stance and model, then the judge and
+    the outside opinion (bot.review.debate_plan)."""
+    debate = plan.debate
+    assert debate is not None
+    table = Table(
+        title=f"Committee (debate mode {debate.mode})",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        header_style="bold",
+    )
+    for column in ("panelist", "lens", "stance", "model"):
+        table.add_column(column, no_wrap=column in ("panelist", "model"), overflow="fold")
+    for row in debate.committee:
+        table.add_row(Text(row.panelist), Text(row.lens), Text(row.stance), _model(plan, row.model))
+    if debate.judge_model is not None:
+        table.add_row("Step-back judge", "meta-level judge", "-", _model(plan, debate.judge_model))
+    if debate.rule.outside_opinion:
+        outside = debate.outside_model
+        table.add_row(
+            "Outside opinion",
+            "independent",
+            "-",
+            _model(plan, outside) if outside else "skipped (a single model)",
+        )
+    return table
+
+
 def print_dry_run(
     plan: ReviewPlan, console: Console, *, show_prompts: bool, to_run: str = RUN_FOR_REAL
 ) -> None:
@@ -149,15 +188,20 @@ def print_dry_run(
     say(f"Models: {', '.join(prepared.models) if prepared.models else 'none available'}")
     if plan.seats:
         console.print(_seat_table(plan))
+    if plan.debate is not None:
+        console.print(committee_table(plan))
     for note in plan.notes:
-        say(f"note: {note}")
+        say(f"note: {note}", "yellow" if note.startswith("Warning") else "")
     say(
         f"Context: {prepared.context_tokens:,} tokens of a {prepared.budget:,}-token budget; "
         f"{len(prepared.included)} file(s) included, {len(prepared.omitted)} left out."
     )
     for item in prepared.omitted:
         say(f"  left out: {item}")
-    say(f"Would make about {len(plan.calls)} model calls; {cost_phrase(plan)}.")
+    say(
+        f"Would make at most {len(plan.calls)} model calls (re-asks of an incomplete answer "
+        f"aside); {cost_phrase(plan)}."
+    )
     for queue in plan.queues:
         say(f"queue: {queue}")
     phases: dict[str, list[str]] = {}

@@ -27,11 +27,15 @@ _DOING = {
     "assess": "assessing",
     "discuss": "discussing",
     "judge": "judging",
+    "outside": "giving an outside opinion",
     "vote": "voting",
     "rank": "ranking",
     "merge": "merging the findings",
     "synthesize": "writing the synthesis",
     "design": "designing the panel",
+    "classify": "classifying the change",
+    "critique": "critiquing",
+    "reconcile": "reconciling the strategies",
 }
 _PHASE = {
     ("convene", "started"): "convening the seats",
@@ -40,6 +44,8 @@ _PHASE = {
     ("vote", "started"): "voting",
     ("rank", "started"): "ranking",
     ("merge", "started"): "the chair is merging the findings",
+    ("outside", "started"): "asking a model off the panel for an outside opinion",
+    ("reconcile", "started"): "the chair is reconciling the strategies",
     ("synthesize", "started"): "the chair is writing the synthesis",
 }
 
@@ -73,6 +79,8 @@ def phase_status(phase: str, status: str) -> str:
     """A phase's event: "convening the seats", "discussion round 2", ..."""
     if phase == "discuss" and status.startswith("round"):
         return f"discussion {status}"
+    if phase == "critique" and status.startswith("round"):
+        return f"cross-critique {status}"
     return _PHASE.get((phase, status), f"{phase} {status}")
 
 

@@ -84,5 +84,11 @@ def advisory_json(advisory: Advisory, markdown: str, gate: str = "verdict") -> d
             "unpriced_models": list(advisory.usage.unpriced_models),
             "wall_ms": advisory.usage.wall_ms,
         },
+        # A debate's report: mode, cycles, committee, positions, contention, tradeoffs,
+        # decision guide and confidence signals, the outside opinion (None elsewhere).
+        "debate": advisory.debate.model_dump(mode="json") if advisory.debate else None,
+        # The strategies report: classification, composition, rubric rows before and after
+        # critique, rounds, positions, matrix, winner, dropped, confidence (None elsewhere).
+        "strategies": advisory.strategies.model_dump(mode="json") if advisory.strategies else None,
         "markdown": markdown,
     }

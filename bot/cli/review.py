@@ -90,6 +90,23 @@ def review(
             "--budget-tokens", help="The context budget in tokens (default: context.max_tokens)."
         ),
     ] = None,
+    mode: Annotated[
+        str | None,
+        typer.Option(
+            "--mode",
+            help="debate: quick (one cycle, no judge), standard (a judge, up to 2 cycles) or "
+            "full (up to 3 cycles and an outside opinion); default: the repository's "
+            "debate.mode.",
+        ),
+    ] = None,
+    seat: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--seat",
+            help="board: +persona seats it, -persona keeps it off, for this run "
+            "(repeatable: --seat +appsec-reviewer --seat -docs-reviewer).",
+        ),
+    ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show seats, context and cost; call no model.")
     ] = False,
@@ -136,6 +153,9 @@ def review(
         size=size,
         rounds=rounds,
         budget_tokens=budget_tokens,
+        debate_mode=_mode(err, mode),
+        board_add=_seats(err, seat or [], "+"),
+        board_remove=_seats(err, seat or [], "-"),
     )
     code = asyncio.run(_review(settings, request, options, err))
     raise typer.Exit(code)
@@ -295,3 +315,26 @@ def _fail(err: Console, message: str) -> NoReturn:
     err.print(message, highlight=False, markup=False, soft_wrap=True)
     sys.stderr.flush()
     raise typer.Exit(EXIT_USAGE)
+
+
+def _mode(err: Console, mode: str | None) -> str | None:
+    from bot.commands import DEBATE_MODES
+
+    if mode is None:
+        return None
+    if mode.lower() not in DEBATE_MODES:
+        _fail(err, f"--mode {mode!r}: choose one of {', '.join(DEBATE_MODES)}")
+    return mode.lower()
+
+
+def _seats(err: Console, changes: list[str], sign: str) -> list[str]:
+    """The personas of `--seat` changes with `sign` (+ or -); a change without a sign is
+    an error, since seating and keeping off are both possible readings."""
+    for change in changes:
+        if change[:1] not in ("+", "-") or len(change) < 2:
+            _fail(err, f"--seat {change!r}: write +persona to seat it or -persona to keep it off")
+    removed = {c[1:].lower() for c in changes if c[0] == "-"}
+    chosen = [c[1:].lower() for c in changes if c[0] == sign]
+    if sign == "+":
+        chosen = [p for p in chosen if p not in removed]
+    return list(dict.fromkeys(chosen))

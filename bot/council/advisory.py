@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.council.debate_report import DebateReport
 from bot.council.schemas import (
     Assessment,
     DiscussionMessage,
@@ -21,6 +22,7 @@ from bot.council.schemas import (
     Synthesis,
     Vote,
 )
+from bot.council.strategy_report import StrategiesReport
 
 __all__ = [
     "SEVERITY_ORDER",
@@ -256,6 +258,11 @@ class Advisory(_Record):
     usage: UsageSummary = Field(default_factory=UsageSummary)
     # Why there is no verdict (NO_QUORUM, COST_LIMIT, CANCELLED, FAILED).
     reason: str | None = None
+    # debate: the committee, position history, contention, tradeoffs, decision signals.
+    debate: DebateReport | None = None
+    # strategies: classification, composition, the rubric before and after critique, the
+    # winner, dropped alternatives, plan confidence (bot.council.strategy_report).
+    strategies: StrategiesReport | None = None
 
     def valid_seats(self) -> list[SeatReport]:
         return [s for s in self.seats if s.is_valid]

@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.council import prompts
+from bot.council.boardplan import seat_board
+from bot.council.debate import panel_problems
 from bot.council.personas import Catalog
-from bot.council.protocols import protocol, seat_count
+from bot.council.protocols import ANSWER_TRIES, protocol, seat_count
 from bot.council.schemas import PanelDesign
-from bot.council.scoring import PersonaRecord, ReviewSignals, score_catalog, select_board
+from bot.council.scoring import PersonaRecord, ReviewSignals, score_catalog
 from bot.council.seats import (
     SAMPLE_STRATEGIES,
     SAMPLE_TEMPERATURES,
@@ -34,6 +36,8 @@ from bot.council.seats import (
     seat_from_persona,
     with_labels,
 )
+from bot.council.strategies import convene_strategies
+from bot.council.strategy_report import StrategyPlan
 from bot.providers import Message, ModelCall, SystemBlock
 
 if TYPE_CHECKING:
@@ -57,6 +61,11 @@ class ConveneRequest(BaseModel):
     board_size: int = 5  # the repo's board.default_size; the protocol decides what it means
     board_min_size: int = 3
     pinned: list[tuple[str, str | None]] = Field(default_factory=list)
+    # This run's board adjustments (`/council board +x -y`; see bot.council.boardplan).
+    board_add: list[str] = Field(default_factory=list)
+    board_remove: list[str] = Field(default_factory=list)
+    # The repo's `chair_votes`: the chair model also sits as a voting member.
+    chair_votes: bool = False
     system: list[SystemBlock] = Field(default_factory=list)
     max_tokens: int = 8192
     deadline_s: float = 300.0
@@ -73,6 +82,8 @@ class Convened(BaseModel):
     judge: Seat | None = None
     notes: list[str] = Field(default_factory=list)
     panel: PanelDesign | None = None
+    # strategies: the task type (and how it was decided) and the lenses seated.
+    strategies: StrategyPlan | None = None
 
 
 async def convene(
@@ -90,6 +101,7 @@ async def convene(
     takes = accepts_temperature or (lambda _model: False)
     notes: list[str] = []
     panel: PanelDesign | None = None
+    plan: StrategyPlan | None = None
     proto = protocol(request.protocol)
     count = seat_count(
         proto.name, models=len(dict.fromkeys(request.models)), board_size=request.board_size
@@ -99,19 +111,43 @@ async def convene(
     elif proto.seats.convene == "designed":
         if caller is None:
             raise ConveneError(f"{proto.name}: a model designs the seats; there is no preview")
-        panel = await _design_panel(request, caller, count)
+        panel, design_notes = await _design_panel(request, caller, count)
+        notes.extend(design_notes)
         seats = _panel_seats(panel, request.models)
+    elif proto.seats.convene == "strategies":
+        chair_seat = _officer("chair", request.chair_model or request.models[0], 0)
+        seats, notes, plan = await convene_strategies(request, caller, takes, chair_seat)
     else:
         seats, notes = _board_seats(request, catalog, records, count, takes)
+    if proto.seats.convene != "board" and (request.board_add or request.board_remove):
+        notes.append(
+            f"Board adjustments ({_adjustments(request)}) apply to a board; the "
+            f"{proto.name} protocol does not seat one, so they were not used."
+        )
+    chair_model = request.chair_model or request.models[0]
+    if request.chair_votes:
+        seats = [*seats, chair_member(len(seats) + 1, chair_model)]
+        notes.append(
+            f"The chair ({chair_model}) also sits as a voting member (chair_votes); "
+            "its synthesis is still the chair's."
+        )
     order = member_order([s.seat_id for s in seats], request.deliberation_id)
     seats = with_labels(seats, order)
-    chair = _officer("chair", request.chair_model or request.models[0], len(seats))
+    chair = _officer("chair", chair_model, len(seats))
     judge = (
         _officer("judge", request.chair_model or request.models[0], len(seats) + 1)
         if proto.judged
         else None
     )
-    return Convened(seats=seats, order=order, chair=chair, judge=judge, notes=notes, panel=panel)
+    return Convened(
+        seats=seats,
+        order=order,
+        chair=chair,
+        judge=judge,
+        notes=notes,
+        panel=panel,
+        strategies=plan,
+    )
 
 
 def _board_seats(
@@ -127,15 +163,18 @@ def _board_seats(
         raise ConveneError(f"pinned persona(s) not in the catalog: {', '.join(unknown)}")
     scored = score_catalog(catalog, request.signals, records)
     try:
-        board = select_board(
+        seated = seat_board(
             scored,
             size=size,
             min_size=min(request.board_min_size, size),
             pinned=pinned_ids,
+            add=request.board_add,
+            remove=request.board_remove,
             languages=request.signals.languages,
         )
     except ValueError as err:
         raise ConveneError(str(err)) from err
+    board = seated.selection
     pinned_models = dict(request.pinned)
     preferred = [pinned_models.get(s.persona.id) or s.persona.default_model for s in board.seats]
     models = assign_models(len(board.seats), request.models, preferred, request.allowed_models)
@@ -149,7 +188,24 @@ def _board_seats(
         )
         for i, s in enumerate(board.seats)
     ]
-    return seats, list(board.notes)
+    return seats, list(seated.notes)
+
+
+def _adjustments(request: ConveneRequest) -> str:
+    added = [f"+{p}" for p in request.board_add]
+    return " ".join([*added, *(f"-{p}" for p in request.board_remove)])
+
+
+CHAIR_MEMBER_ID = "chair-member"
+
+
+def chair_member(index: int, model: str) -> Seat:
+    """The chair model seated as a voting member (the repo's `chair_votes`): a neutral
+    member like a council seat's, named for what it is. Its synthesis stays the chair's."""
+    seat = neutral_seat(index, model)
+    return seat.model_copy(
+        update={"persona_id": CHAIR_MEMBER_ID, "persona_name": "Chair (voting member)"}
+    )
 
 
 def _council_seats(
@@ -185,24 +241,41 @@ def samples_note(model: str, seats: Sequence[Seat]) -> str:
     return f"{head}, each with a distinct reviewing strategy (the model takes no temperature)."
 
 
-async def _design_panel(request: ConveneRequest, caller: SeatCaller, count: int) -> PanelDesign:
+async def _design_panel(
+    request: ConveneRequest, caller: SeatCaller, count: int
+) -> tuple[PanelDesign, list[str]]:
+    """The designed panel, and a note when it still breaks the panel rules after the one
+    re-ask that names its problems (the debate then runs with the better design)."""
     designer = _officer("designer", request.chair_model or request.models[0], 0)
+    kept: tuple[PanelDesign, list[str]] | None = None
     call: ModelCall[Any] = ModelCall(
         system=request.system,
         messages=prompts.messages(
             "", prompts.designer_brief(), prompts.design_task(request.topic, count)
         ),
         output=prompts.DESIGN_TOOL,
-        tools=prompts.DELIBERATION_TOOLS,
+        tools=prompts.tools_for(request.protocol),
         max_tokens=request.max_tokens,
         deadline_s=request.deadline_s,
         label="designer/submit_panel",
     )
-    for attempt in range(2):
+    for attempt in range(ANSWER_TRIES):
         outcome = await caller.call(designer, f"design/designer/{attempt}", call)
         if outcome.ok and isinstance(outcome.output, PanelDesign):
-            return outcome.output
-        if outcome.truncated:  # the same request would be cut off again: ask for less
+            problems = panel_problems(outcome.output)
+            if not problems:
+                return outcome.output, []
+            if kept is None or len(problems) < len(kept[1]):
+                kept = (outcome.output, problems)
+            call = replace(
+                call,
+                messages=[
+                    *call.messages,
+                    Message(role="assistant", content=outcome.text or "(no answer)"),
+                    Message(role="user", content=prompts.redesign_task(problems)),
+                ],
+            )
+        elif outcome.truncated:  # the same request would be cut off again: ask for less
             call = replace(
                 call,
                 messages=[
@@ -211,6 +284,13 @@ async def _design_panel(request: ConveneRequest, caller: SeatCaller, count: int)
                     Message(role="user", content=prompts.reask_shorter()),
                 ],
             )
+    if kept is not None:
+        panel, problems = kept
+        return panel, [
+            "The debate panel still breaks the panel rules after one re-ask ("
+            + "; ".join(problems)
+            + "); the debate ran with it."
+        ]
     raise ConveneError("the debate panel could not be designed (the model's answers were invalid)")
 
 

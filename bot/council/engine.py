@@ -13,11 +13,11 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.council import prompts
+from bot.council import critique, prompts
 from bot.council.advisory import (
     Advisory,
     JudgeRecord,
@@ -40,6 +40,14 @@ from bot.council.calls import (
     ledger_tokens,
 )
 from bot.council.convene import Convened, ConveneRequest, convene
+from bot.council.debate import (
+    DebateRecord,
+    build_report,
+    outside_model,
+    outside_section,
+    positions_section,
+)
+from bot.council.debate_report import DebateReport, ExitReason, OutsideRecord
 from bot.council.findings import (
     FindingKey,
     merge_candidates,
@@ -49,11 +57,16 @@ from bot.council.findings import (
 )
 from bot.council.gate import Gated, gate_assessment
 from bot.council.ledger import EventKind, Ledger, LedgerEvent, StepWriter
+from bot.council.partial import limited_advisory, partial_synthesis
 from bot.council.personas import Catalog
 from bot.council.protocols import (
+    ANSWER_TRIES,
+    ASSESS_TRIES,
+    DebateModeRule,
     Phase,
     Protocol,
     ProtocolName,
+    debate_mode,
     discussion_rounds,
     protocol,
 )
@@ -71,12 +84,14 @@ from bot.council.schemas import (
     Finding,
     JudgeDecision,
     MergeDecision,
+    OutsideOpinion,
     PeerRanking,
     Synthesis,
     Vote,
 )
 from bot.council.scoring import PersonaRecord, ReviewSignals
 from bot.council.seats import Seat
+from bot.council.strengths import weigh_resolution
 from bot.council.transcript import (
     Transcript,
     assessments_section,
@@ -88,8 +103,7 @@ from bot.council.verdicts import settled_synthesis
 from bot.providers import Message, ModelCall, OutputTool, ProviderError
 from bot.tokens import TokenEstimator
 
-MAX_REASKS = 2
-CHOICE_WORDS = (" or ", " vs ", " versus ", "should we", "which ")
+MAX_REASKS = ASSESS_TRIES - 1
 
 
 class DeliberationRequest(BaseModel):
@@ -114,6 +128,17 @@ class DeliberationRequest(BaseModel):
     # A cap in tokens (input, cache writes and reads, output) over the deliberation, beside
     # the dollar caps: what bounds a model with no known price. None: no token cap.
     max_spend_tokens: int | None = Field(default=None, gt=0)
+    # debate: "quick" (one cycle, no judge), "standard" (a judge, up to 2 cycles), "full"
+    # (up to 3 cycles and an outside opinion); None: as the protocol table plans it.
+    debate_mode: Literal["quick", "standard", "full"] | None = None
+    # board: personas seated (`+persona`) or kept off (`-persona`) for this run.
+    board_add: list[str] = Field(default_factory=list)
+    board_remove: list[str] = Field(default_factory=list)
+    # The repo's `chair_votes`: the chair model also sits as a voting member.
+    chair_votes: bool = False
+    # The operator's COUNCIL_MODEL_STRENGTHS: model -> areas (concepts) it is strong in,
+    # weighed on a divergence (bot.council.strengths).
+    model_strengths: dict[str, list[str]] = Field(default_factory=dict)
 
 
 # How a deliberation ended early, or its outcome: a resolution (None: none reached) and why.
@@ -158,12 +183,28 @@ class _Run:
     # findings merge by their wording; see bot.council.findings).
     merge_groups: list[list[FindingKey]] | None = None
     resolution: ResolutionResult | None = None
+    # What the model strengths did on a divergence (bot.council.strengths), for the
+    # recommendation; None: nothing to weigh.
+    weighting: str | None = None
     synthesis: Synthesis | None = None
     notes: list[str] = field(default_factory=list)
+    # debate: every reply by cycle and seat, the cycles held and why they stopped, and
+    # the outside opinion (full mode).
+    replies: dict[int, dict[str, DiscussionReply]] = field(default_factory=dict)
+    cycles: int = 0
+    exit: ExitReason = "max_cycles"
+    outside: OutsideRecord | None = None
+    # strategies: the critique rounds' answers and what they decided (bot.council.critique).
+    strategies: critique.StrategiesState | None = None
 
     @property
     def protocol(self) -> Protocol:
         return protocol(self.request.protocol)
+
+    @property
+    def mode(self) -> DebateModeRule | None:
+        """The debate's mode (the request's, else the default); None for other protocols."""
+        return debate_mode(self.request.debate_mode) if self.protocol.judged else None
 
     @property
     def order(self) -> list[Seat]:
@@ -193,7 +234,7 @@ class _Run:
             system=self.system,
             messages=[*prompts.messages(transcript, brief, task), *extra],
             output=tool,
-            tools=prompts.DELIBERATION_TOOLS,
+            tools=prompts.tools_for(self.request.protocol),
             temperature=seat.temperature,
             max_tokens=self.request.max_tokens,
             deadline_s=self.request.assessment_timeout_s,
@@ -213,7 +254,12 @@ def _convene_request(request: DeliberationRequest) -> ConveneRequest:
         board_size=request.board.default_size,
         board_min_size=request.board.min_size,
         pinned=[(p.persona, p.model) for p in request.pinned],
-        system=prompts.system_blocks(request.protocol, request.context, language=request.language),
+        board_add=list(request.board_add),
+        board_remove=list(request.board_remove),
+        chair_votes=request.chair_votes,
+        system=prompts.system_blocks(
+            request.protocol, request.context, language=request.language, mode=request.debate_mode
+        ),
         max_tokens=request.max_tokens,
         deadline_s=request.assessment_timeout_s,
     )
@@ -270,7 +316,7 @@ class Engine:
         try:
             convened = await self._convene(request, caller, writer)
         except CostLimitReached as stop:
-            stop.where = "before the panel was designed"
+            stop.where = stop.where or "before the panel was designed"
             await writer.flush()
             return await self._stopped_convening(request, accounts, stop, started, writer)
         except BaseException:
@@ -283,7 +329,10 @@ class Engine:
             writer=writer,
             accounts=accounts,
             system=prompts.system_blocks(
-                request.protocol, request.context, language=request.language
+                request.protocol,
+                request.context,
+                language=request.language,
+                mode=request.debate_mode,
             ),
             records={s.seat_id: _SeatRecord(s) for s in convened.seats},
             notes=[*request.notes, *convened.notes],
@@ -381,6 +430,9 @@ class Engine:
             "assess": self._assess,
             "gate": self._gate,
             "discuss": self._discuss,
+            "outside": self._outside,
+            "critique": lambda run: critique.critique(self, run),
+            "reconcile": lambda run: critique.reconcile(self, run),
             "rank": self._rank,
             "vote": self._vote,
             "resolve": self._resolve,
@@ -487,13 +539,18 @@ class Engine:
     # --- discuss (+ judge in debate) -------------------------------------------------------
 
     async def _discuss(self, run: _Run) -> None:
-        judged = run.protocol.judged
+        mode = run.mode
+        judged = run.protocol.judged and (mode is None or mode.judged)
         rounds = discussion_rounds(
-            run.request.protocol, configured=run.request.board.discussion_rounds
+            run.request.protocol,
+            configured=run.request.board.discussion_rounds,
+            mode=run.request.debate_mode,
         )
+        run.exit = "max_cycles" if judged else "single_cycle"
         participants = run.valid()
         focus: str | None = None
         for round_no in range(1, rounds + 1):
+            run.cycles = round_no
             self._progress("discuss", None, f"round {round_no}")
             replies: dict[str, list[DiscussionMessage]] = {}
             try:
@@ -512,8 +569,9 @@ class Engine:
             await run.writer.flush()  # a round is a phase step
             if not judged:
                 continue
-            decision = await self._judge(run, round_no)
+            decision = await self._judge(run, round_no, rounds)
             if decision is None or decision.decision == "CONVERGED":
+                run.exit = "no_judge_answer" if decision is None else "converged"
                 break
             focus = decision.focus
             if decision.decision == "PARTIAL":
@@ -548,6 +606,7 @@ class Engine:
             )
             if isinstance(reply, DiscussionReply):
                 replies[seat.seat_id] = reply.messages
+                run.replies.setdefault(round_no, {})[seat.seat_id] = reply
 
         await _in_parallel(participants, one)
 
@@ -555,6 +614,10 @@ class Engine:
         self, run: _Run, round_no: int, replies: dict[str, list[DiscussionMessage]]
     ) -> None:
         run.transcript.add(round_section(round_no, run.order, replies))
+        if run.mode is not None:  # a debate: where each panelist stands now
+            stood = positions_section(round_no, run.order, run.replies.get(round_no, {}))
+            if stood:
+                run.transcript.add(stood)
         messages = [
             RoundMessage(seat_id=s.seat_id, message=m)
             for s in run.order
@@ -573,7 +636,7 @@ class Engine:
                     )
                 )
 
-    async def _judge(self, run: _Run, cycle: int) -> JudgeDecision | None:
+    async def _judge(self, run: _Run, cycle: int, max_cycles: int) -> JudgeDecision | None:
         judge = run.convened.judge
         discussion = run.protocol.discussion
         if judge is None or discussion is None:
@@ -584,7 +647,7 @@ class Engine:
             prompts.JUDGE_TOOL,
             run.transcript.text(),
             prompts.judge_brief(judge),
-            prompts.judge_task(cycle, discussion.max_rounds),
+            prompts.judge_task(cycle, max_cycles),
             f"judge/{judge.seat_id}/{cycle}",
         )
         if not isinstance(decision, JudgeDecision):
@@ -602,6 +665,60 @@ class Engine:
         )
         await run.writer.flush()
         return decision
+
+    # --- debate --full: the outside opinion ------------------------------------------------
+
+    async def _outside(self, run: _Run) -> None:
+        """One call to a configured model that is not on the panel, given the debate so
+        far, for an independent opinion (full mode only). With a single model there is
+        none: the advisory says the debate ran without one."""
+        mode = run.mode
+        if mode is None or not mode.outside_opinion:
+            return
+        model = outside_model(
+            run.request.models, [s.model for s in run.order], run.request.chair_model
+        )
+        if model is None:
+            note = (
+                "Full debate without an outside opinion: only one model is configured, "
+                "so no model outside the panel could give one."
+            )
+            run.outside = OutsideRecord(note=note)
+            run.notes.append(note)
+            return
+        seat = Seat(
+            seat_id="outside",
+            label="Outside reviewer",
+            persona_id="outside",
+            persona_name="Outside reviewer",
+            division="council",
+            persona_text="Outside reviewer",
+            lenses=("independent opinion",),
+            model=model,
+            role="outside",
+        )
+        self._progress("outside", None, "started", seat.persona_name)
+        opinion = await self._structured(
+            run,
+            seat,
+            prompts.OUTSIDE_TOOL,
+            run.transcript.text(),
+            prompts.outside_brief(seat),
+            prompts.outside_task(run.request.topic),
+            f"outside/{seat.seat_id}/0",
+        )
+        if isinstance(opinion, OutsideOpinion):
+            seated = model in {s.model for s in run.order}
+            run.outside = OutsideRecord(
+                model=model,
+                opinion=opinion,
+                note=f"{model} also seats a panelist: every configured model is on the panel."
+                if seated
+                else None,
+            )
+            run.transcript.add(outside_section(opinion))
+        else:
+            run.outside = OutsideRecord(model=model, note=f"{model} gave no valid opinion.")
 
     # --- vote ------------------------------------------------------------------------------
 
@@ -681,6 +798,15 @@ class Engine:
             run.resolution = resolve_votes([r.vote for r in valid], findings)
         else:
             run.resolution = resolve_assessments([r.assessment for r in valid], findings)
+        run.weighting = weigh_resolution(
+            run.resolution,
+            [(r.seat.model, r.assessment, r.vote) for r in valid],
+            by_votes=run.protocol.resolution == "votes",
+            strengths=run.request.model_strengths,
+            signals=run.request.signals,
+            findings=findings,
+        )
+        run.resolution = critique.resolve(run, run.resolution)  # strategies: the matrix
         run.writer.append(
             EventKind.RESOLVED, run.resolution.model_dump(mode="json"), step="resolved"
         )
@@ -747,7 +873,10 @@ class Engine:
         chair = run.convened.chair
         result = run.resolution
         assert result is not None
-        choice = any(w in f" {run.request.topic.lower()} " for w in CHOICE_WORDS)
+        # Whether the question is a choice: the debate's panel designer said (and named the
+        # options); elsewhere the chair reads the question itself.
+        panel = run.convened.panel
+        choice = panel.is_choice if panel is not None else None
         synthesis = await self._structured(
             run,
             chair,
@@ -755,7 +884,12 @@ class Engine:
             run.transcript.text(),
             prompts.chair_brief(chair),
             prompts.synth_task(
-                run.request.topic, result.resolution.value, choice, result.all_conditions
+                run.request.topic,
+                result.resolution.value,
+                choice,
+                result.all_conditions,
+                options=panel.options if panel is not None else (),
+                decision_guide=run.mode is not None,
             ),
             f"synthesize/{chair.seat_id}/0",
         )
@@ -775,6 +909,10 @@ class Engine:
                 )
         else:
             run.notes.append("The chair's synthesis failed; the record below is complete.")
+        if run.synthesis is not None:
+            run.synthesis = _council_text(run, run.synthesis)
+        elif run.weighting:
+            run.notes.append(run.weighting)
 
     async def _structured(
         self,
@@ -790,7 +928,7 @@ class Engine:
     ) -> BaseModel | None:
         """One structured call with a single re-ask on an invalid answer."""
         extra: list[Message] = []
-        for attempt in range(2):
+        for attempt in range(ANSWER_TRIES):
             call = run.call(seat, tool, transcript, brief, task, extra=extra)
             outcome = await run.caller.call(
                 seat,
@@ -821,7 +959,7 @@ class Engine:
         usage = run.accounts.usage.model_copy(
             update={"wall_ms": int((time.monotonic() - started) * 1000)}
         )
-        return Advisory(
+        advisory = Advisory(
             deliberation_id=run.request.deliberation_id,
             protocol=run.request.protocol,
             topic=run.request.topic,
@@ -841,7 +979,49 @@ class Engine:
             missing_perspectives=[f"{s.persona_name} ({s.state.value})" for s in lost],
             usage=usage,
             reason=reason,
+            debate=_debate_report(run),
+            strategies=critique.report(run),
         )
+        # One seat of several answered: a limited advisory (bot.council.partial).
+        return limited_advisory(advisory)
+
+
+def _debate_report(run: _Run) -> DebateReport | None:
+    """The debate's report (bot.council.debate); None for the other protocols."""
+    mode = run.mode
+    if mode is None:
+        return None
+    valid = run.valid()
+    return build_report(
+        DebateRecord(
+            rule=mode,
+            seats=valid,
+            assessments={
+                s.seat_id: a for s in valid if (a := run.records[s.seat_id].assessment) is not None
+            },
+            replies=run.replies,
+            judged=[j.decision for j in run.judged],
+            cycles=run.cycles,
+            exit=run.exit,
+            panel=run.convened.panel,
+            synthesis=run.synthesis,
+            outside=run.outside,
+            votes={
+                s.seat_id: v for s in valid if isinstance(v := run.records[s.seat_id].vote, Vote)
+            },
+        ),
+        committee=run.order,
+    )
+
+
+def _council_text(run: _Run, synthesis: Synthesis) -> Synthesis:
+    """The council's own words in the chair's synthesis: the partial-synthesis wording
+    (bot.council.partial) and what the model strengths weighed (bot.council.strengths)."""
+    synthesis = partial_synthesis(synthesis, [_report(run.records[s.seat_id]) for s in run.order])
+    if run.weighting:
+        said = f"{synthesis.recommendation.strip()} {run.weighting}".strip()
+        synthesis = synthesis.model_copy(update={"recommendation": said})
+    return synthesis
 
 
 def _lines(finding: Finding) -> str:
@@ -926,6 +1106,8 @@ def _where_stopped(run: _Run, step: str) -> str:
         return f"before the judge's decision on round {rest.rsplit('/', 1)[-1]}"
     if phase == "rank":
         return "during the peer ranking"
+    if phase == "outside":
+        return "before the outside opinion"
     if phase == "merge":
         return "before the chair merged the findings"
     if phase == "synthesize":

@@ -19,18 +19,25 @@ from bot.context.prose import (
     fence_untrusted,
     section_heading,
 )
-from bot.council.protocols import PROTOCOLS
+from bot.council.protocols import PROTOCOLS, debate_mode, protocol
 from bot.council.schemas import (
     Assessment,
     DiscussionReply,
     JudgeDecision,
     MergeDecision,
+    OutsideOpinion,
     PanelDesign,
     PeerRanking,
     Synthesis,
     Vote,
 )
 from bot.council.seats import Seat
+from bot.council.strategy_prompts import (
+    CRITIQUE_TOOL,
+    RECONCILE_TOOL,
+    STRATEGY_TOOLS,
+    TASK_TYPE_TOOL,
+)
 from bot.providers import Message, OutputTool, SystemBlock
 
 ASSESS_TOOL = OutputTool("submit_assessment", "Submit your independent assessment.", Assessment)
@@ -42,11 +49,16 @@ JUDGE_TOOL = OutputTool("submit_judgement", "Judge whether the debate converged.
 DESIGN_TOOL = OutputTool("submit_panel", "Design the debate panel.", PanelDesign)
 RANK_TOOL = OutputTool("submit_ranking", "Rank the other members' answers.", PeerRanking)
 SYNTH_TOOL = OutputTool("submit_synthesis", "Write the council's synthesis.", Synthesis)
+OUTSIDE_TOOL = OutputTool(
+    "submit_outside_opinion", "Give your independent opinion on the debate.", OutsideOpinion
+)
 MERGE_TOOL = OutputTool(
     "submit_merge", "Group the findings that report the same issue.", MergeDecision
 )
 
-# One list for the whole deliberation, in a fixed order: the cached tool prefix never changes.
+# Every tool a deliberation may use, in a fixed order. A deliberation sends the tools of its
+# protocol's phases (`tools_for`): one list for all its calls, so the cached tool prefix
+# never changes, and no protocol pays for the schemas of another's phases on every call.
 DELIBERATION_TOOLS: tuple[OutputTool, ...] = (
     ASSESS_TOOL,
     DISCUSS_TOOL,
@@ -56,7 +68,38 @@ DELIBERATION_TOOLS: tuple[OutputTool, ...] = (
     RANK_TOOL,
     SYNTH_TOOL,
     MERGE_TOOL,
+    OUTSIDE_TOOL,
+    *STRATEGY_TOOLS,
 )
+
+# The tools each phase (and each way of convening) answers with.
+_PHASE_TOOLS: dict[str, tuple[OutputTool, ...]] = {
+    "designed": (DESIGN_TOOL,),
+    "strategies": (TASK_TYPE_TOOL,),
+    "assess": (ASSESS_TOOL,),
+    "discuss": (DISCUSS_TOOL,),
+    "judge": (JUDGE_TOOL,),
+    "outside": (OUTSIDE_TOOL,),
+    "rank": (RANK_TOOL,),
+    "vote": (VOTE_TOOL,),
+    "critique": (CRITIQUE_TOOL,),
+    "reconcile": (RECONCILE_TOOL,),
+    "resolve": (MERGE_TOOL,),
+    "synthesize": (SYNTH_TOOL,),
+}
+
+
+def tools_for(protocol_name: str) -> tuple[OutputTool, ...]:
+    """The tools every call of a `protocol_name` deliberation sends: those of its phases,
+    in `DELIBERATION_TOOLS` order."""
+    spec = protocol(protocol_name)
+    used = {
+        tool.name
+        for key in (spec.seats.convene, *spec.phases)
+        for tool in _PHASE_TOOLS.get(key, ())
+    }
+    return tuple(t for t in DELIBERATION_TOOLS if t.name in used)
+
 
 _RULES = """You are a member of PR Council, a panel of independent reviewers who deliberate on a \
 pull request and advise the people who decide whether to merge it. The council advises; people \
@@ -77,9 +120,22 @@ what you could not check.
 Protocol: {protocol}. {protocol_text}"""
 
 
-def system_blocks(protocol: str, context: str, *, language: str | None = None) -> list[SystemBlock]:
+def system_blocks(
+    protocol: str, context: str, *, language: str | None = None, mode: str | None = None
+) -> list[SystemBlock]:
+    """The system prompt: the rules (of the debate's `mode`, for a debate), then the
+    context, cached."""
     known = PROTOCOLS.get(protocol)
-    rules = _RULES.format(protocol=protocol, protocol_text=known.rules if known else "")
+    text = known.rules if known else ""
+    if known is not None and known.judged:
+        rule = debate_mode(mode)
+        text = f"{text} This debate runs in {rule.name} mode: {rule.summary}."
+        if not rule.judged:  # the table's rules name the judge: quick has none
+            text = (
+                "Panelists designed for the question debate it; members vote; a chair "
+                f"synthesizes. This debate runs in {rule.name} mode: {rule.summary}."
+            )
+    rules = _RULES.format(protocol=protocol, protocol_text=text)
     if language:
         rules += f"\nWrite every prose field in {language}."
     return [SystemBlock(text=rules), SystemBlock(text=context, cache=True)]
@@ -187,6 +243,12 @@ def discuss_task(round_no: int, focus: str | None) -> str:
     )
     if focus:
         text += f"\nThe judge asks this round to focus on: {focus}"
+    text += (
+        "\nAlso give your position after this round (APPROVE, CONCERNS or REJECT, or the "
+        "option you favour when the question is a choice), your confidence, and the tradeoff "
+        "dimensions that matter most to you. If your position changed, cite the finding, "
+        "file or line that changed it."
+    )
     return text
 
 
@@ -214,7 +276,24 @@ def judge_task(cycle: int, max_cycles: int) -> str:
         f"The debate has finished cycle {cycle} of at most {max_cycles}. Decide: CONVERGED (the "
         "positions and their reasons are clear enough to vote), PARTIAL (name the members who "
         "must re-debate and the focus), or FULL (everyone re-debates the focus you give; propose "
-        "an 'Option C' if the framing is wrong)."
+        "an 'Option C' if the framing is wrong). Give your confidence, the framing issues, the "
+        "hidden assumptions and the blind spots you see (empty lists where there are none), and "
+        "a one- or two-sentence meta insight on the debate."
+    )
+
+
+def outside_brief(seat: Seat) -> str:
+    return (
+        f"You are an outside reviewer ({seat.label}, on {seat.model}). You did not sit on "
+        "this debate's panel and owe it nothing: read its record and give your own opinion."
+    )
+
+
+def outside_task(topic: str) -> str:
+    return (
+        f"The question before the council:\n{topic}\n\nThe panel's debate so far is above. "
+        "Give your independent opinion: your position, your strongest argument, the risks the "
+        "panel missed, what would change your mind, and whether you agree with the panel's lean."
     )
 
 
@@ -222,7 +301,19 @@ def design_task(topic: str, count: int) -> str:
     return (
         f"The question before the council:\n{topic}\n\nDesign a debate panel of {count} "
         "panelists for this question and this pull request: each with a distinct lens, at "
-        "least one adversarial and one constructive, each with a short brief."
+        "least one adversarial and one constructive, each with a short brief. Say whether the "
+        "question asks to choose between options (a yes/no question about one option is a "
+        "choice too: that option, or not), and if so name the options."
+    )
+
+
+def redesign_task(problems: Sequence[str]) -> str:
+    """The one re-ask of a panel design that breaks the panel rules, naming what broke."""
+    listed = "\n".join(f"- {p}" for p in problems)
+    return (
+        f"Your panel breaks the panel rules:\n{listed}\nDesign it again through the tool: "
+        "every lens distinct from the others, at least one adversarial and at least one "
+        "constructive panelist."
     )
 
 
@@ -291,7 +382,18 @@ _RESOLUTION_MEANS = {
 }
 
 
-def synth_task(topic: str, resolution: str, choice: bool, conditions: Sequence[str] = ()) -> str:
+def synth_task(
+    topic: str,
+    resolution: str,
+    choice: bool | None,
+    conditions: Sequence[str] = (),
+    *,
+    options: Sequence[str] = (),
+    decision_guide: bool = False,
+) -> str:
+    """`choice`: whether the question is a choice (the debate's panel designer said);
+    None: the chair decides. `options`: the choice's options. `decision_guide`: a debate,
+    whose synthesis adds a decision guide."""
     means = _RESOLUTION_MEANS.get(resolution)
     text = (
         f"The question was:\n{topic}\n\nThe council's resolution is {resolution}"
@@ -310,8 +412,26 @@ def synth_task(topic: str, resolution: str, choice: bool, conditions: Sequence[s
         )
     else:
         text += " Leave conditions empty."
-    if choice:
+    if choice and options:
+        listed = ", ".join(options)
+        text += (
+            f" The question is a choice between options ({listed}): add a tradeoff map "
+            "with a pro and a con for each of these options on every dimension."
+        )
+    elif choice:
         text += " The question is a choice between options: add a tradeoff map."
+    elif choice is None:
+        text += (
+            " If the question asks to choose between options, add a tradeoff map; "
+            "otherwise leave it empty."
+        )
+    else:
+        text += " Leave the tradeoff map empty."
+    if decision_guide:
+        text += (
+            " Add a decision guide: each condition (e.g. 'if latency is the top priority') "
+            "with the path to take then."
+        )
     return text
 
 

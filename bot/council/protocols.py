@@ -19,20 +19,29 @@ Planning a deliberation without running it::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal, get_args
 
 __all__ = [
+    "ANSWER_TRIES",
+    "ASSESS_TRIES",
     "BOARD_SIZE",
+    "DEBATE_MODES",
     "DEFAULT_BOARD_SIZE",
+    "DEFAULT_DEBATE_MODE",
     "DEFAULT_DISCUSSION_ROUNDS",
     "DISCUSSION_ROUNDS",
+    "MAX_CRITIQUE_ROUNDS",
     "MAX_JUDGE_CYCLES",
     "NAMES",
     "PROTOCOLS",
     "Convening",
+    "DebateMode",
+    "DebateModeRule",
     "Discussion",
     "Party",
     "Phase",
@@ -40,25 +49,55 @@ __all__ = [
     "Protocol",
     "ProtocolName",
     "Seats",
+    "debate_mode",
     "discussion_rounds",
+    "longest_deliberation",
+    "most_seats",
     "phases_text",
     "planned_calls",
     "protocol",
     "seat_count",
+    "sequential_turns",
 ]
 
-ProtocolName = Literal["board", "council", "debate", "quick"]
+ProtocolName = Literal["board", "council", "debate", "quick", "strategies"]
 # The phases of DELIBERATION.md, in the order a protocol runs them. "gate" is the quorum
 # check after the assessments (each answer's completeness is gated as it comes in); "judge"
 # runs inside the discussion, after each round.
 Phase = Literal[
-    "convene", "assess", "gate", "discuss", "judge", "rank", "vote", "resolve", "synthesize"
+    "convene",
+    "assess",
+    "gate",
+    "discuss",
+    "judge",
+    "outside",  # debate --full: one independent opinion from a model not on the panel
+    "critique",  # strategies: HUNTER / SKEPTIC / REFEREE rounds until they converge
+    "reconcile",  # strategies: the chair reconciles close analyses
+    "rank",
+    "vote",
+    "resolve",
+    "synthesize",
 ]
 # How seats are chosen: "board" scores the persona catalog, "models" seats one neutral
-# member per model, "designed" has a model design a panel for the question.
-Convening = Literal["board", "models", "designed"]
+# member per model, "designed" has a model design a panel for the question, "strategies"
+# seats the strategy lenses of the change's task type (bot.council.strategies).
+Convening = Literal["board", "models", "designed", "strategies"]
 # Who makes a call: a seat (a member), or one of the officers who never vote.
-Party = Literal["seat", "chair", "judge", "designer"]
+Party = Literal["seat", "chair", "judge", "designer", "outside"]
+# How deep a debate goes (`/council debate --quick|--standard|--full`, repo `debate.mode`).
+DebateMode = Literal["quick", "standard", "full"]
+
+
+@dataclass(frozen=True, slots=True)
+class DebateModeRule:
+    """What a debate mode runs: a judge or not, how many cycles at most, and whether an
+    outside opinion is asked of a configured model that is not on the panel."""
+
+    name: DebateMode
+    judged: bool
+    max_cycles: int
+    outside_opinion: bool
+    summary: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +182,39 @@ BOARD_SIZE = (2, 9)  # the bounds of board.default_size and board.min_size
 DEFAULT_DISCUSSION_ROUNDS = 1
 DISCUSSION_ROUNDS = (0, 3)  # the bounds of board.discussion_rounds
 MAX_JUDGE_CYCLES = 3
+# strategies: cross-critique rounds at most (another runs only when one does not converge).
+MAX_CRITIQUE_ROUNDS = 2
+# How many times one planned call may be made: an assessment is re-asked up to twice (an
+# incomplete answer), every other answer once (an answer that fails its schema).
+ASSESS_TRIES = 3
+ANSWER_TRIES = 2
+DEFAULT_DEBATE_MODE: DebateMode = "standard"
+DEBATE_MODES: Mapping[str, DebateModeRule] = MappingProxyType(
+    {
+        "quick": DebateModeRule(
+            "quick",
+            judged=False,
+            max_cycles=1,
+            outside_opinion=False,
+            summary="one discussion cycle, no judge",
+        ),
+        "standard": DebateModeRule(
+            "standard",
+            judged=True,
+            max_cycles=2,
+            outside_opinion=False,
+            summary="a step-back judge, at most 2 cycles",
+        ),
+        "full": DebateModeRule(
+            "full",
+            judged=True,
+            max_cycles=MAX_JUDGE_CYCLES,
+            outside_opinion=True,
+            summary=f"a step-back judge, at most {MAX_JUDGE_CYCLES} cycles, and an outside "
+            "opinion from a configured model not on the panel (none with a single model)",
+        ),
+    }
+)
 
 _BOARD = Protocol(
     name="board",
@@ -181,12 +253,22 @@ _COUNCIL = Protocol(
 )
 _DEBATE = Protocol(
     name="debate",
-    summary="2-4 panelists designed for the question debate until a step-back judge "
-    "calls it converged (at most 3 cycles), then vote",
+    summary="2-4 panelists designed for the question debate, then vote; `debate.mode`: quick "
+    "(1 cycle, no judge), standard (a judge, <=2 cycles), full (<=3, outside opinion)",
     rules="Panelists designed for the question debate it; a step-back judge decides "
     "when the debate has converged; members vote; a chair synthesizes.",
     default_for="`/council debate ...`",
-    phases=("convene", "assess", "gate", "discuss", "judge", "vote", "resolve", "synthesize"),
+    phases=(
+        "convene",
+        "assess",
+        "gate",
+        "discuss",
+        "judge",
+        "outside",
+        "vote",
+        "resolve",
+        "synthesize",
+    ),
     seats=Seats(
         convene="designed",
         rule="2-4 panelists designed for the question (3; 4 with 4 or more models), "
@@ -208,9 +290,26 @@ _QUICK = Protocol(
     phases=("convene", "assess", "gate", "resolve", "synthesize"),
     seats=Seats(convene="board", rule="the top 3 personas", default=3, maximum=3, fixed=3),
 )
+_STRATEGIES = Protocol(
+    name="strategies",
+    summary="2-3 strategy lenses for the change's task type analyse it, then critique and "
+    f"score each other (<= {MAX_CRITIQUE_ROUNDS} rounds); a conflict matrix picks the winner",
+    rules="Strategy lenses analyse independently, then attack, check and score each other's "
+    "analyses on a 100-point rubric; a chair reconciles close ones and synthesizes.",
+    default_for="`/council strategies ...`",
+    phases=("convene", "assess", "gate", "critique", "reconcile", "resolve", "synthesize"),
+    seats=Seats(
+        convene="strategies",
+        rule="2-3 strategy lenses for the task type (classified from the signals; one cheap "
+        "call when they are ambiguous)",
+        default=3,
+        minimum=2,
+        maximum=3,
+    ),
+)
 
 PROTOCOLS: Mapping[str, Protocol] = MappingProxyType(
-    {p.name: p for p in (_BOARD, _COUNCIL, _DEBATE, _QUICK)}
+    {p.name: p for p in (_BOARD, _COUNCIL, _DEBATE, _QUICK, _STRATEGIES)}
 )
 NAMES: tuple[ProtocolName, ...] = tuple(p.name for p in PROTOCOLS.values())
 if get_args(ProtocolName) != NAMES:  # pragma: no cover - caught on import
@@ -252,15 +351,24 @@ def seat_count(name: str, *, models: int, board_size: int) -> int:
     return min(max(models, seats.default), seats.maximum)
 
 
-def discussion_rounds(name: str, *, configured: int) -> int:
+def debate_mode(mode: str | None) -> DebateModeRule:
+    """The rule of a debate mode; None: `DEFAULT_DEBATE_MODE`. ValueError for another name."""
+    found = DEBATE_MODES.get(mode or DEFAULT_DEBATE_MODE)
+    if found is None:
+        raise ValueError(f"unknown debate mode {mode!r}; choose one of {', '.join(DEBATE_MODES)}")
+    return found
+
+
+def discussion_rounds(name: str, *, configured: int, mode: str | None = None) -> int:
     """How many discussion rounds `name` holds at most: `configured` (the repo's
-    `board.discussion_rounds`) where the config decides, every judged cycle where a judge
-    does, 0 for a protocol that does not discuss."""
+    `board.discussion_rounds`) where the config decides, every cycle the debate `mode`
+    allows where a judge does (None: the default mode's), 0 for a protocol that does not
+    discuss."""
     discussion = protocol(name).discussion
     if discussion is None:
         return 0
     if discussion.rounds_from == "judge":
-        return discussion.max_rounds
+        return min(debate_mode(mode).max_cycles, discussion.max_rounds)
     if not 0 <= configured <= discussion.max_rounds:
         raise ValueError(
             f"{name}: {configured} discussion rounds is outside 0-{discussion.max_rounds}"
@@ -278,7 +386,15 @@ class PlannedCall:
     seat: int | None = None  # party "seat": the seat's index, 0-based; officers: None
 
 
-def planned_calls(name: str, *, seats: int, rounds: int) -> list[PlannedCall]:
+def planned_calls(
+    name: str,
+    *,
+    seats: int,
+    rounds: int,
+    mode: str | None = None,
+    models: int = 1,
+    chair_votes: bool = False,
+) -> list[PlannedCall]:
     """The calls of a deliberation in which every answer is complete the first time (no
     re-asks), in the order they are made. The chair's merge of the findings ("merge",
     before the resolution) is counted as the one call it makes at most: it makes none when
@@ -286,27 +402,38 @@ def planned_calls(name: str, *, seats: int, rounds: int) -> list[PlannedCall]:
 
     `seats`: how many members sit (usually `seat_count(...)`, or the seats a preview chose).
     `rounds`: the repo's `board.discussion_rounds`; see `discussion_rounds` for how each
-    protocol reads it (debate plans all of its judged cycles, whatever it says).
-    Map each call to a model with the seats' models (party "seat") and the chair model
-    (the officers).
+    protocol reads it (debate plans every cycle of its mode, whatever it says).
+    `mode`: the debate mode (None: `DEFAULT_DEBATE_MODE`); other protocols ignore it.
+    `models`: how many distinct models are configured: `full` asks an outside opinion
+    only where there is a second one.
+    Map each call to a model with the seats' models (party "seat"), the outside model
+    (party "outside") and the chair model (the other officers).
+    `chair_votes`: the chair model also sits as a voting member (the repo's `chair_votes`):
+    one member more than `seats`, whose member calls (assess, discuss, rank, vote) follow
+    the seats' in each phase as party "chair" with no seat index.
     """
     proto = protocol(name)
+    rule = debate_mode(mode) if proto.judged else None
     members = range(seats)
     calls: list[PlannedCall] = []
+
     for phase in proto.phases:
+        calls += _strategy_calls(proto, phase, members, chair_votes)  # none for the others
         if phase == "convene" and proto.seats.convene == "designed":
             calls.append(PlannedCall("design", "designer"))
         elif phase == "assess":
-            calls += [PlannedCall("assess", "seat", i) for i in members]
+            calls += _member_calls("assess", members, chair_votes)
         elif phase == "discuss":
-            for n in range(1, discussion_rounds(name, configured=rounds) + 1):
-                calls += [PlannedCall(f"discuss {n}", "seat", i) for i in members]
-                if proto.judged:
+            for n in range(1, discussion_rounds(name, configured=rounds, mode=mode) + 1):
+                calls += _member_calls(f"discuss {n}", members, chair_votes)
+                if rule is not None and rule.judged:
                     calls.append(PlannedCall(f"judge {n}", "judge"))
-        elif phase == "rank" and proto.ranks(seats):
-            calls += [PlannedCall("rank", "seat", i) for i in members]
+        elif phase == "outside" and rule is not None and rule.outside_opinion and models > 1:
+            calls.append(PlannedCall("outside opinion", "outside"))
+        elif phase == "rank" and proto.ranks(seats + chair_votes):
+            calls += _member_calls("rank", members, chair_votes)
         elif phase == "vote":
-            calls += [PlannedCall("vote", "seat", i) for i in members]
+            calls += _member_calls("vote", members, chair_votes)
         elif phase == "resolve":
             calls.append(PlannedCall("merge", "chair"))
         elif phase == "synthesize":
@@ -314,10 +441,90 @@ def planned_calls(name: str, *, seats: int, rounds: int) -> list[PlannedCall]:
     return calls
 
 
-def phases_text(name: str) -> str:
+# The strategies protocol's own planned calls: the classification (made only when the
+# signals are ambiguous: planned as the one call it makes at most), every cross-critique
+# round (another runs only when one does not converge: all are planned) and the
+# reconciliation (only when the top scores are close: planned).
+def _strategy_calls(
+    proto: Protocol, phase: str, members: range, chair_votes: bool
+) -> list[PlannedCall]:
+    if proto.seats.convene != "strategies":
+        return []
+    if phase == "convene":
+        return [PlannedCall("classify", "chair")]
+    if phase == "critique":
+        return [
+            call
+            for n in range(1, MAX_CRITIQUE_ROUNDS + 1)
+            for call in _member_calls(f"critique {n}", members, chair_votes)
+        ]
+    if phase == "reconcile":
+        return [PlannedCall("reconcile", "chair")]
+    return []
+
+
+# How phases_text writes the strategies protocol's own phases.
+_PHASE_WORDS = {
+    "critique": f"critique(<={MAX_CRITIQUE_ROUNDS} rounds)",
+    "reconcile": "reconcile(if close)",
+}
+
+
+def _member_calls(phase: str, members: range, chair_votes: bool) -> list[PlannedCall]:
+    """One phase's member calls: each seat's, then the voting chair's (`chair_votes`)."""
+    chair = [PlannedCall(phase, "chair")] if chair_votes else []
+    return [*(PlannedCall(phase, "seat", i) for i in members), *chair]
+
+
+def most_seats(name: str, *, models: int) -> int:
+    """The most members `name` can seat with `models` distinct models (the chair as a
+    voting member not counted)."""
+    seats = protocol(name).seats
+    if seats.convene == "models":
+        return (seats.single_model_samples or 1) if models <= 1 else models
+    assert seats.maximum is not None
+    return seats.maximum
+
+
+def sequential_turns(calls: Sequence[PlannedCall], concurrency: int) -> int:
+    """How many calls of `calls` are made one after the other, at most, with each call's
+    tries (`ASSESS_TRIES`, `ANSWER_TRIES`): the members' calls of one phase go out at
+    once, `concurrency` at a time (a local server takes one at a time); an officer's call
+    is a phase of its own."""
+    turns = 0
+    for phase, group in itertools.groupby(calls, key=lambda c: c.phase):
+        tries = ASSESS_TRIES if phase == "assess" else ANSWER_TRIES
+        turns += math.ceil(len(list(group)) / max(1, concurrency)) * tries
+    return turns
+
+
+def longest_deliberation(*, models: int, concurrency: int) -> tuple[str, int]:
+    """The protocol (and debate mode) whose planned calls take the most sequential turns
+    (`sequential_turns`) at its largest, with every discussion round and the chair
+    voting; and those turns. What the job timeout is derived from."""
+    worst = ("", 0)
+    for name, spec in PROTOCOLS.items():
+        for mode in DEBATE_MODES if spec.judged else (None,):
+            calls = planned_calls(
+                name,
+                seats=most_seats(name, models=models),
+                rounds=DISCUSSION_ROUNDS[1],
+                mode=mode,
+                models=max(models, 2),
+                chair_votes=True,
+            )
+            turns = sequential_turns(calls, concurrency)
+            if turns > worst[1]:
+                worst = (f"{name} --{mode}" if mode else name, turns)
+    return worst
+
+
+def phases_text(name: str, mode: str | None = None) -> str:
     """The phases of `name` on one line, as DELIBERATION.md and the README write them:
-    "convene(board) assess gate discuss(1) vote resolve synthesize"."""
+    "convene(board) assess gate discuss(1) vote resolve synthesize". A debate's are its
+    `mode`'s (None: the default mode's)."""
     proto = protocol(name)
+    rule = debate_mode(mode) if proto.judged else None
     words: list[str] = []
     for phase in proto.phases:
         if phase == "convene":
@@ -325,16 +532,21 @@ def phases_text(name: str) -> str:
             words.append(f"convene({proto.seats.convene}{f', {fixed} seats' if fixed else ''})")
         elif phase == "discuss":
             assert proto.discussion is not None
-            if proto.judged:
-                words.append(f"discuss+judge(<={proto.discussion.max_rounds} cycles)")
+            if rule is not None and rule.judged:
+                words.append(f"discuss+judge(<={rule.max_cycles} cycles)")
+            elif rule is not None:
+                words.append(f"discuss({rule.max_cycles})")
             else:
                 words.append(f"discuss({proto.discussion.default_rounds})")
         elif phase == "judge":
             continue  # written with the discussion it follows
+        elif phase == "outside":
+            if rule is not None and rule.outside_opinion:
+                words.append("outside-opinion")
         elif phase == "rank":
             words.append(f"rank({proto.rank_min_seats}+ seats)")
         elif phase == "resolve":
             words.append("resolve" if proto.votes else "resolve-by-assessments")
         else:
-            words.append(phase)
+            words.append(_PHASE_WORDS.get(phase, phase))
     return " ".join(words)

@@ -20,6 +20,7 @@ from bot.council.protocols import PROTOCOLS
 __all__ = [
     "Assessment",
     "AssessmentVerdict",
+    "DecisionPath",
     "DiscussionMessage",
     "DiscussionReply",
     "Divergence",
@@ -29,6 +30,7 @@ __all__ = [
     "MergeDecision",
     "MergeGroup",
     "MessageType",
+    "OutsideOpinion",
     "PanelDesign",
     "PanelistDesign",
     "PeerRanking",
@@ -147,6 +149,19 @@ class DiscussionMessage(_Strict):
 
 class DiscussionReply(_Strict):
     messages: list[DiscussionMessage] = Field(description="Your messages this round")
+    # Debate: where each panelist stands after each cycle (the position history).
+    position: str | None = Field(
+        default=None,
+        description="Your position after this round: APPROVE, CONCERNS or REJECT, or the "
+        "option you favour when the question is a choice",
+    )
+    confidence: int | None = Field(
+        default=None, ge=0, le=100, description="How sure you are of it, 0-100"
+    )
+    dimensions: list[str] = Field(
+        default_factory=list,
+        description="The tradeoff dimensions that matter most to you, e.g. latency, cost",
+    )
 
 
 class Vote(_Strict):
@@ -176,6 +191,21 @@ class JudgeDecision(_Strict):
     )
     focus: str | None = Field(default=None, description="The question the re-debate must address")
     option_c: str | None = Field(default=None, description="An alternative nobody raised, or null")
+    confidence: int | None = Field(
+        default=None, ge=0, le=100, description="How sure you are of this decision, 0-100"
+    )
+    framing_issues: list[str] = Field(
+        default_factory=list, description="Is the debate solving the right problem?"
+    )
+    hidden_assumptions: list[str] = Field(
+        default_factory=list, description="Dangerous assumptions the members share"
+    )
+    blind_spots: list[str] = Field(
+        default_factory=list, description="Dimensions that matter and nobody discusses"
+    )
+    meta_insight: str | None = Field(
+        default=None, description="One or two sentences on the debate as a whole"
+    )
 
 
 class PanelistDesign(_Strict):
@@ -191,6 +221,14 @@ class PanelDesign(_Strict):
         max_length=_PANEL.maximum,
         description=f"{_PANEL.minimum}-{_PANEL.maximum} panelists; at least one adversarial "
         "and one constructive",
+    )
+    is_choice: bool = Field(
+        default=False,
+        description="Whether the question asks to choose between options (e.g. 'should this "
+        "cache live in Redis?' is: Redis or not)",
+    )
+    options: list[str] = Field(
+        default_factory=list, description="The options of a choice, 2-4; empty otherwise"
     )
 
 
@@ -233,6 +271,23 @@ class TradeoffDimension(_Strict):
     options: list[TradeoffOption]
 
 
+class DecisionPath(_Strict):
+    condition: str = Field(description='e.g. "If latency is the top priority"')
+    path: str = Field(description="What to do then, e.g. one of the options")
+
+
+class OutsideOpinion(_Strict):
+    """An independent opinion on the debate from a model that did not sit on it."""
+
+    position: str = Field(
+        description="APPROVE, CONCERNS or REJECT, or the option you favour for a choice"
+    )
+    key_argument: str = Field(description="Your strongest argument, 1-2 sentences")
+    risks: list[str] = Field(default_factory=list, description="Risks the panel missed")
+    conditions: list[str] = Field(default_factory=list, description="What would change your mind")
+    agrees_with_panel: bool = Field(description="Whether you agree with the panel's lean")
+
+
 class Synthesis(_Strict):
     """The chair's report, written from the anonymized record."""
 
@@ -250,4 +305,8 @@ class Synthesis(_Strict):
         default_factory=list,
         description="APPROVED_WITH_CONDITIONS only: the members' conditions merged, at most 5, "
         "each a must-do before merging; empty for any other resolution",
+    )
+    decision_guide: list[DecisionPath] = Field(
+        default_factory=list,
+        description="Debate only: which path to take under which condition; empty otherwise",
     )

@@ -147,6 +147,8 @@ GENERAL_TASK_TYPE = "general"
 # division, or one with this task type (a language specialist a repo adds, say).
 CORRECTNESS_DIVISION = "correctness"
 CORRECTNESS_TASK_TYPE = "correctness"
+# How the correctness rule's note starts (bot.council.boardplan finds it by this).
+CORRECTNESS_NOTE = "Correctness owner:"
 
 
 class ReviewSignals(BaseModel):
@@ -506,6 +508,7 @@ def select_board(
     max_per_division: int = 2,
     pinned: Sequence[str] = (),
     languages: Sequence[str] = (),
+    added: Sequence[str] = (),
 ) -> BoardSelection:
     """Seat up to `size` personas: pinned ones first (unscored, in the given order), then
     the best-scored, at most `max_per_division` per division. One seat always owns the
@@ -520,7 +523,7 @@ def select_board(
     ranked = sorted(scored, key=_rank_key)
     by_id = {s.id: s for s in ranked}
     board = _Board(max_per_division)
-    notes = _seat_pinned(board, pinned, by_id, size)
+    notes = _seat_pinned(board, pinned, by_id, size, added)
     pinned_count = len(board.seats)
     notes += _seat_ranked(board, ranked, size)
     notes += _seat_correctness_owner(board, ranked, size, pinned_count, languages)
@@ -557,7 +560,11 @@ class _Board:
 
 
 def _seat_pinned(
-    board: _Board, pinned: Sequence[str], by_id: dict[str, ScoredPersona], size: int
+    board: _Board,
+    pinned: Sequence[str],
+    by_id: dict[str, ScoredPersona],
+    size: int,
+    added: Sequence[str] = (),
 ) -> list[str]:
     wanted = list(dict.fromkeys(pinned))
     unknown = [p for p in wanted if p not in by_id]
@@ -570,7 +577,10 @@ def _seat_pinned(
         raise BoardError(f"{len(wanted)} pinned personas do not fit a board of {size}")
     for persona_id in wanted:
         board.seat(by_id[persona_id])
-    return [f"Pinned by configuration (not scored): {', '.join(wanted)}."] if wanted else []
+    # `added`: pins of one run (`/council board +persona`), which the run's "Adjusted for
+    # this run" note names (bot.council.boardplan); the config's are said here.
+    by_config = [p for p in wanted if p not in added]
+    return [f"Pinned by configuration (not scored): {', '.join(by_config)}."] if by_config else []
 
 
 def _seat_ranked(board: _Board, ranked: Sequence[ScoredPersona], size: int) -> list[str]:
@@ -636,7 +646,7 @@ def _seat_correctness_owner(
         fits = sorted(listed & wanted) if len(listed) <= _SPECIALIST_LANGUAGES else []
         what = f"{owner.id} (the {'/'.join(fits)} specialist)" if fits else owner.id
         note = (
-            f"Correctness owner: {what} added, because no seat the signals or pins chose "
+            f"{CORRECTNESS_NOTE} {what} added, because no seat the signals or pins chose "
             "owns the correctness of the changed code (logic, edge cases, error handling, "
             f"the change doing what it claims) and {why}"
         )

@@ -266,7 +266,13 @@ class DeliberationJob:
     async def _prepare(
         self, ctx: JobContext, admitted: Admitted, setup: RepoSetup, record: DeliberationRecord
     ) -> PreparedReview:
-        options = ReviewOptions(protocol=record.protocol, question=record.topic)
+        options = ReviewOptions(
+            protocol=record.protocol,
+            question=record.topic,
+            debate_mode=ctx.request.debate_mode,
+            board_add=ctx.request.board_add,
+            board_remove=ctx.request.board_remove,
+        )
         available = [] if setup.config.models else await ctx.deps.providers.available_models()
         if not (setup.config.models or available):
             raise ReviewError(

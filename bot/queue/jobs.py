@@ -8,13 +8,12 @@ while results are kept only briefly so a second `/council` or a Re-run is never 
 
 from __future__ import annotations
 
-import math
 from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.review import BOARD_SIZE
+from bot.council.protocols import longest_deliberation
 from bot.settings import Settings
 
 
@@ -54,6 +53,9 @@ class JobRequest(BaseModel):
     comment_id: int | None = None
     protocol: str | None = None  # from the command or the button; None: the config's
     question: str | None = None
+    debate_mode: Literal["quick", "standard", "full"] | None = None  # `/council debate --full`
+    board_add: tuple[str, ...] = ()  # `/council board +persona`
+    board_remove: tuple[str, ...] = ()  # `/council board -persona`
     check_run_id: int | None = None
     action: str | None = None  # requested_action identifier: bot.render.checks.BUTTON_*
     label: str | None = None
@@ -95,25 +97,21 @@ def function_for(request: JobRequest) -> JobFunction:
     }.get(request.trigger, JobFunction.DELIBERATE)
 
 
-# The longest protocol (debate): design, assess, three judged discussion cycles, vote, the
-# chair's merge of the findings and synthesis, each call with its re-asks, one after the
-# other; plus the GitHub work. Of these, every seat makes the assessment's, the
-# discussion's and the vote's at once.
-SEQUENTIAL_CALLS = 1 + 3 + 3 * (3 + 1) + 2 + 2 + 2
-PER_SEAT_CALLS = 3 + 3 * 3 + 2
 GITHUB_BUDGET_S = 300
 
 
 def job_timeout_s(settings: Settings) -> int:
-    """The job timeout covers the sum of the phase budgets at the call deadline, with the
-    seats' calls of a phase queueing for the narrowest endpoint (a local server takes one
-    at a time, and a call's deadline starts when its turn comes)."""
+    """The job timeout: the longest deliberation any protocol plans (`planned_calls` at its
+    largest, every discussion round, the chair voting), each call with its re-asks at the
+    call deadline, the seats' calls of a phase queueing for the narrowest endpoint (a local
+    server takes one at a time, and a call's deadline starts when its turn comes); plus the
+    GitHub work."""
     if settings.job_timeout_s is not None:
         return settings.job_timeout_s
-    seats = max(BOARD_SIZE[1], len(settings.models))
-    turns = math.ceil(seats / narrowest_concurrency(settings))
-    calls = SEQUENTIAL_CALLS - PER_SEAT_CALLS + PER_SEAT_CALLS * turns
-    return int(calls * settings.call_deadline_s + GITHUB_BUDGET_S)
+    _, turns = longest_deliberation(
+        models=len(settings.models), concurrency=narrowest_concurrency(settings)
+    )
+    return int(turns * settings.call_deadline_s + GITHUB_BUDGET_S)
 
 
 def narrowest_concurrency(settings: Settings) -> int:

@@ -52,6 +52,8 @@ from bot.council.advisory import (
 )
 from bot.council.resolution import MAX_CONDITIONS
 from bot.council.schemas import Assessment, Severity
+from bot.render import debate  # a module import: bot.render.debate imports this one
+from bot.render.strategies import strategies_details, strategies_line
 from bot.render.usage import cost_text, usage_notes
 from bot.safety import defuse_links, sanitize_html_text, sanitize_inline, sanitize_markdown
 
@@ -121,6 +123,7 @@ SECTION_CAPS: dict[str, int] = {
     "assessment": 4_000,
     "discussion": 8_000,
     "cost": 1_500,
+    "debate": 4_000,  # each of the debate report's sections (bot.render.debate)
 }
 MAX_ACTION_ITEMS = 5
 # Item caps of the visible part at scale 1.0 (`_SCALES` shrinks them when needed).
@@ -563,7 +566,11 @@ def _visible(
     advisory: Advisory, options: CommentOptions, scale: float, findings_on: bool
 ) -> list[str]:
     caps = {k: max(40, int(v * scale)) for k, v in _VISIBLE_CAPS.items()}
-    parts = [COMMENT_MARKER, *_verdict_lines(advisory, options, caps)]
+    parts = [
+        COMMENT_MARKER,
+        *_verdict_lines(advisory, options, caps),
+        debate.debate_visible(advisory),
+    ]
     if advisory.resolution in (Resolution.NO_QUORUM, Resolution.FAILED) and advisory.seats:
         parts.append(_seat_state_table(advisory))
     if advisory.resolution is Resolution.COST_LIMIT:
@@ -577,6 +584,7 @@ def _visible(
         _conditions(advisory, caps),
         _action_items(advisory, caps),
         _votes(advisory, caps),
+        strategies_line(advisory, caps["sentence"]),
         _notes(advisory, caps, compact=options.comment == "compact"),
     ]
     return [p for p in parts if p]
@@ -636,7 +644,8 @@ def _synthesis(advisory: Advisory) -> str:
             parts.append("**Consensus**\n\n" + _bullets(s.consensus, 500))
         if s.divergence:
             parts.append("**Divergence**\n\n" + _divergence(advisory))
-        if s.tradeoff_map:
+        # A debate shows its map, with weights, in its own section (bot.render.debate).
+        if s.tradeoff_map and not (advisory.debate and advisory.debate.tradeoffs):
             parts.append("**Tradeoff map**\n\n" + _tradeoff_map(advisory))
         if len(s.action_items) > MAX_ACTION_ITEMS:
             rest = s.action_items[MAX_ACTION_ITEMS:]
@@ -834,6 +843,8 @@ class _Layout:
     discussion: list[str]
     all_findings: str = ""
     synthesis: str = ""
+    strategies: str = ""  # the strategies protocol's report (bot.render.strategies)
+    debate: list[str] = field(default_factory=list)  # the debate report (bot.render.debate)
     discussion_shown: int = 0
     dropped_assessments: int = 0
     dropped_sections: list[str] = field(default_factory=list)
@@ -850,7 +861,13 @@ class _Layout:
         if self.options.comment == "compact":
             tail = [_compact_pointer(self.advisory)]
         else:
-            tail = [self.all_findings, self.synthesis, *self.assessments]
+            tail = [
+                *self.debate,
+                self.all_findings,
+                self.synthesis,
+                self.strategies,
+                *self.assessments,
+            ]
             if self.dropped_assessments:
                 tail.append(
                     f"_{self.dropped_assessments} assessment detail(s) left out for length._"
@@ -912,6 +929,22 @@ def _drop_synthesis(layout: _Layout) -> bool:
     return True
 
 
+def _drop_strategies(layout: _Layout) -> bool:
+    if not layout.strategies:
+        return False
+    layout.strategies = ""
+    layout.dropped_sections.append("the strategies report (its line above stays)")
+    return True
+
+
+def _drop_debate(layout: _Layout) -> bool:
+    if not layout.debate:
+        return False
+    layout.debate = []
+    layout.dropped_sections.append("the debate report (its lines above stay)")
+    return True
+
+
 def _drop_visible_findings(layout: _Layout) -> bool:
     if not layout.findings_on:
         return False
@@ -924,6 +957,8 @@ _SHRINK_STEPS: tuple[Callable[[_Layout], bool], ...] = (
     _shorten_discussion,
     _drop_all_findings,
     _drop_synthesis,
+    _drop_strategies,
+    _drop_debate,
     _drop_visible_findings,  # only when the protected head alone does not fit
 )
 
@@ -944,6 +979,8 @@ def _layout(advisory: Advisory, options: CommentOptions, repo: str | None) -> _L
         discussion=discussion,
         all_findings=_all_findings(advisory) if full else "",
         synthesis=_synthesis(advisory) if full else "",
+        strategies=strategies_details(advisory) if full else "",
+        debate=debate.debate_details(advisory) if full else [],
         discussion_shown=len(discussion),
         cost=_cost(advisory) if full else "",
         repo=repo,

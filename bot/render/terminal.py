@@ -34,6 +34,7 @@ from bot.council.advisory import (
     SeatState,
     TopFinding,
 )
+from bot.render.debate import debate_text
 from bot.render.markdown import (
     RESOLUTION_EMOJI,
     RESOLUTION_TITLE,
@@ -43,6 +44,7 @@ from bot.render.markdown import (
     missing_perspectives,
     seats_phrase,
 )
+from bot.render.strategies import strategies_text
 from bot.render.usage import cost_text, usage_notes
 from bot.safety import strip_invisible
 
@@ -366,6 +368,8 @@ def render_advisory(advisory: Advisory) -> list[RenderableType]:
     parts += _conditions(advisory)
     parts += _votes(advisory)
     parts += _assessments(advisory, names)
+    parts += [Text(line) for line in strategies_text(advisory)]
+    parts += [Text(line) for line in debate_text(advisory)]
     parts += _extras(advisory)
     parts += _cost(advisory)
     return parts

@@ -39,6 +39,9 @@ class ReviewOptions:
     size: int | None = None  # board seats
     rounds: int | None = None  # discussion rounds
     budget_tokens: int | None = None  # the context budget
+    debate_mode: str | None = None  # debate: quick, standard or full (None: the config's)
+    board_add: Sequence[str] = ()  # board: personas seated for this run
+    board_remove: Sequence[str] = ()  # board: personas kept off for this run
 
 
 @dataclass
@@ -59,6 +62,9 @@ class PreparedReview:
     compared: str
     head_sha: str | None
     notes: list[str] = field(default_factory=list)
+    debate_mode: str | None = None
+    board_add: list[str] = field(default_factory=list)
+    board_remove: list[str] = field(default_factory=list)
 
     @property
     def task_type(self) -> str:
@@ -89,6 +95,11 @@ class PreparedReview:
             assessment_timeout_s=settings.call_deadline_s,
             language=config.language,
             notes=self.notes,
+            debate_mode=self.debate_mode,
+            board_add=self.board_add,
+            board_remove=self.board_remove,
+            chair_votes=config.chair_votes,
+            model_strengths=settings.model_strengths,
         )
 
 
@@ -131,6 +142,9 @@ async def prepare_review(
         compared=source.compared,
         head_sha=source.head_sha,
         notes=gathered.notes,
+        debate_mode=options.debate_mode or config.debate_mode,
+        board_add=list(options.board_add),
+        board_remove=list(options.board_remove),
     )
 
 

@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from bot.council import prompts
+from bot.council.convene import CHAIR_MEMBER_ID
 from bot.council.engine import Engine
 from bot.council.ledger import InMemoryLedger
 from bot.council.protocols import planned_calls as protocol_calls
@@ -14,6 +15,7 @@ from bot.council.protocols import seat_count
 from bot.council.seats import Seat
 from bot.providers import ModelCapabilities, ProviderError, ProviderRegistry, cost_usd
 from bot.review.assemble import PreparedReview
+from bot.review.debate_plan import DebatePlan, plan_debate
 from bot.settings import Settings
 
 # What one answer costs in output tokens (a thorough assessment runs 1,750-2,400 on current
@@ -57,6 +59,8 @@ class ReviewPlan:
     unpriced: list[str] = field(default_factory=list)
     # Endpoints whose calls of a phase queue (fewer slots than seats), with how long.
     queues: list[str] = field(default_factory=list)
+    # A debate: its mode and committee (bot.review.debate_plan).
+    debate: DebatePlan | None = None
 
 
 async def plan_review(prepared: PreparedReview, settings: Settings) -> ReviewPlan:
@@ -78,11 +82,13 @@ async def plan_review(prepared: PreparedReview, settings: Settings) -> ReviewPla
     count = len(seats) or seat_count(
         prepared.protocol, models=len(prepared.models), board_size=prepared.board.default_size
     )
+    debate = None
     if prepared.protocol == "debate":
-        notes.append(
-            f"Debate panelists ({count}) are designed for the question by {chair} at run time."
+        debate = plan_debate(
+            prepared.debate_mode, prepared.models, count, chair, prepared.setup.config.chair_model
         )
-    calls = _calls(prepared, previews, count, chair)
+        notes.extend(debate.notes)
+    calls = _calls(prepared, previews, count, chair, debate)
     registry = ProviderRegistry(settings)
     return ReviewPlan(
         prepared=prepared,
@@ -95,6 +101,7 @@ async def plan_review(prepared: PreparedReview, settings: Settings) -> ReviewPla
         first_seat=seats[0] if seats else None,
         unpriced=_unpriced(registry, calls) if prepared.models else [],
         queues=queue_times(registry, calls) if prepared.models else [],
+        debate=debate,
     )
 
 
@@ -156,7 +163,8 @@ def _duration(seconds: float) -> str:
 def _seated_notes(notes: list[str], seats: list[Seat], models: bool) -> list[str]:
     """Convening's notes. Without a model, what varies between a single-model council's
     samples depends on the model that will run them: say so instead of naming none."""
-    if models or not any(s.strategy is not None for s in seats):
+    samples = [s for s in seats if s.strategy is not None and s.division != "strategies"]
+    if models or not samples:
         return list(notes)
     kept = [n for n in notes if NO_MODEL not in n]
     return [
@@ -180,14 +188,30 @@ def _preview(seat: Seat) -> SeatPreview:
 
 
 def _calls(
-    prepared: PreparedReview, seats: list[SeatPreview], count: int, chair: str
+    prepared: PreparedReview,
+    seats: list[SeatPreview],
+    count: int,
+    chair: str,
+    debate: DebatePlan | None = None,
 ) -> list[PlannedCall]:
     models = prepared.models or [""]
     planned: list[PlannedCall] = []
+    # A voting chair (`chair_votes`) is planned by the protocol as the chair's member calls.
+    members = [s for s in seats if s.persona_id != CHAIR_MEMBER_ID]
+    count -= len(seats) - len(members)
+    seats = members
     for call in protocol_calls(
-        prepared.protocol, seats=count, rounds=prepared.board.discussion_rounds
+        prepared.protocol,
+        seats=count,
+        rounds=prepared.board.discussion_rounds,
+        chair_votes=prepared.setup.config.chair_votes,
+        mode=prepared.debate_mode,
+        models=len(dict.fromkeys(prepared.models)),
     ):
-        if call.seat is None:
+        if call.party == "outside":  # debate --full: the opinion of a model off the panel
+            outside = debate.outside_model if debate is not None else None
+            planned.append(PlannedCall(call.phase, "Outside opinion", outside or chair))
+        elif call.seat is None:
             planned.append(PlannedCall(call.phase, call.party, chair))
         elif call.seat < len(seats):
             seat = seats[call.seat]
@@ -225,7 +249,12 @@ def prompt_preview(plan: ReviewPlan) -> dict[str, str]:
     """What the first seat's assessment call sends, the context itself aside: the rules
     (system), then the seat's persona, lenses and task (the last message)."""
     prepared = plan.prepared
-    rules = prompts.system_blocks(prepared.protocol, "", language=prepared.setup.config.language)
+    rules = prompts.system_blocks(
+        prepared.protocol,
+        "",
+        language=prepared.setup.config.language,
+        mode=prepared.debate_mode,
+    )
     seat = plan.first_seat
     if seat is None:
         return {"system": rules[0].text, "seat": "(the seats are designed at run time)"}

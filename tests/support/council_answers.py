@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tests.support.model_server import FakeRequest, Reply
+from tests.support.strategy_answers import StrategyAnswers
 
 _LENSES = re.compile(r"Your lenses \(score each one\):\n((?:- .*\n?)+)")
 _SEATED = re.compile(r"seated as: (.+?)\.\n")
@@ -89,7 +90,7 @@ _SENTENCES = {
 
 
 @dataclass
-class CouncilScript:
+class CouncilScript(StrategyAnswers):
     """Knobs: default verdict/vote, and overrides by persona name (what the seat is seated as)."""
 
     verdict: str = "APPROVE"
@@ -113,6 +114,28 @@ class CouncilScript:
     # The chair's merge groups (ids "F1", "F2", ... as the merge task lists them); none by
     # default: every finding stands alone. "invalid": an answer that fails the schema.
     merge_groups: list[list[str]] | Literal["invalid"] = field(default_factory=list)
+    # --- debate knobs ---
+    # The panel designer's answers in turn (the last one repeats); empty: `panelists`
+    # panelists with distinct lenses and stances. `is_choice`/`options`: what it says of
+    # the question.
+    panel_answers: list[dict[str, Any]] = field(default_factory=list)
+    is_choice: bool = False
+    options: list[str] = field(default_factory=list)
+    designed: int = 0
+    # The judge's other fields (confidence, framing_issues, hidden_assumptions,
+    # blind_spots, meta_insight), merged into every judgement.
+    judge_fields: dict[str, Any] = field(default_factory=dict)
+    # A panelist's position after each discussion round, by persona (index round - 1; the
+    # last repeats); a change adds a SHIFT whose `changed_by` is `shift_evidence[persona]`
+    # (default: one that cites a file and line). Unset: no position is given.
+    positions: dict[str, list[str]] = field(default_factory=dict)
+    shift_evidence: dict[str, str] = field(default_factory=dict)
+    # The tradeoff dimensions a panelist raises in each discussion reply, by persona.
+    dimensions: dict[str, list[str]] = field(default_factory=dict)
+    # The chair's decision guide for a debate: (condition, path) pairs.
+    decision_guide: list[tuple[str, str]] = field(
+        default_factory=lambda: [("If latency is the top priority", "Redis")]
+    )
 
     def reply(self, request: FakeRequest) -> Reply:
         data = self.answer(request.output_name, request.messages_text)
@@ -132,6 +155,10 @@ class CouncilScript:
             "submit_ranking": self._ranking,
             "submit_synthesis": self._synthesis,
             "submit_merge": self._merge,
+            "submit_outside_opinion": self._outside,
+            "submit_task_type": self._task_type,
+            "submit_critique": self._critique,
+            "submit_reconciliation": self._reconciliation,
         }.get(tool or "")
         return build(text) if build else None
 
@@ -172,8 +199,11 @@ class CouncilScript:
     def _discussion(self, text: str) -> dict[str, Any]:
         me = label_of(text)
         other = "Member A" if me != "Member A" else "Member B"
+        debate = self._debate_position(text)
+        shifts: list[dict[str, Any]] = debate.pop("messages", [])
         return {
             "messages": [
+                *shifts,
                 {
                     "type": "CHALLENGE",
                     "to_member": other,
@@ -193,11 +223,46 @@ class CouncilScript:
                     "changed_by": None,
                 },
             ]
-        }
+        } | debate
+
+    def _debate_position(self, text: str) -> dict[str, Any]:
+        """The debate fields of a discussion reply: the position after this round (a SHIFT
+        message when it changed) and the dimensions raised; none unless a knob sets them."""
+        persona = persona_of(text)
+        found: dict[str, Any] = {}
+        if persona in self.dimensions:
+            found["dimensions"] = self.dimensions[persona]
+        said = self.positions.get(persona)
+        if not said:
+            return found
+        told = re.search(r"Discussion round (\d+)", text)
+        n = int(told.group(1)) if told else 1
+        now = said[min(n - 1, len(said) - 1)]
+        assessed = self.verdicts.get(persona, self.verdict)
+        before = said[min(n - 2, len(said) - 1)] if n > 1 else assessed
+        found |= {"position": now, "confidence": 70 + n}
+        if now != before:
+            evidence = self.shift_evidence.get(
+                persona, "The cap in app/cache.py:L12 bounds it after all."
+            )
+            shift = {
+                "type": "SHIFT",
+                "to_member": None,
+                "point": f"I now hold {now}.",
+                "reasoning": evidence,
+                "original_position": before,
+                "new_position": now,
+                "changed_by": evidence,
+            }
+            found["messages"] = [shift]
+        return found
 
     def _vote(self, text: str) -> dict[str, Any]:
         persona = persona_of(text)
-        vote = self.votes.get(persona, self.vote)
+        # A panelist votes where it last stood in the debate, as a model does, unless told.
+        said = self.positions.get(persona) or [self.vote]
+        stood = said[-1] if said[-1] in ("APPROVE", "REJECT") else self.vote
+        vote = self.votes.get(persona, stood)
         return {
             "vote": vote,
             "confidence": 0.8,
@@ -216,11 +281,25 @@ class CouncilScript:
             "redebate_members": ["Member A"] if decision == "PARTIAL" else [],
             "focus": None if decision == "CONVERGED" else "Is the retry bounded?",
             "option_c": None,
+        } | self.judge_fields
+
+    def _outside(self, text: str) -> dict[str, Any]:
+        return {
+            "position": "REJECT",
+            "key_argument": "An outside view: the cache adds an operational dependency.",
+            "risks": ["Redis becomes a single point of failure."],
+            "conditions": ["A load test showing the latency gain."],
+            "agrees_with_panel": False,
         }
 
     def _panel(self, text: str) -> dict[str, Any]:
+        self.designed += 1
+        if self.panel_answers:
+            return self.panel_answers[min(self.designed - 1, len(self.panel_answers) - 1)]
         stances = ["adversarial", "constructive", "neutral", "adversarial"]
         return {
+            "is_choice": self.is_choice,
+            "options": self.options,
             "panelists": [
                 {
                     "name": f"Panelist {i + 1}",
@@ -229,7 +308,7 @@ class CouncilScript:
                     "brief": f"Argue from lens {i + 1}.",
                 }
                 for i in range(self.panelists)
-            ]
+            ],
         }
 
     def _ranking(self, text: str) -> dict[str, Any]:
@@ -262,6 +341,31 @@ class CouncilScript:
                 }
             ],
             "recommendation": "Bound the retry and add a regression test.",
-            "tradeoff_map": [],
+            "tradeoff_map": _tradeoff_map(text),
             "action_items": ["Bound the retry loop.", "Add a regression test."],
+            # A debate's chair is asked for a decision guide (prompts.synth_task).
+            "decision_guide": [
+                {"condition": condition, "path": path} for condition, path in self.decision_guide
+            ]
+            if "Add a decision guide" in text
+            else [],
         }
+
+
+def _tradeoff_map(text: str) -> list[dict[str, Any]]:
+    """A tradeoff map over the options the chair is told the choice is between (none when
+    it is told of no choice), as a chair would write it: latency and operability."""
+    told = re.search(r"The question is a choice between options \((.+?)\): add", text)
+    if not told:
+        return []
+    options = [o.strip() for o in told.group(1).split(",")]
+    return [
+        {
+            "dimension": dimension,
+            "options": [
+                {"option": o, "pro": f"{o}: good {dimension}", "con": f"{o}: costly {dimension}"}
+                for o in options
+            ],
+        }
+        for dimension in ("latency", "operability")
+    ]

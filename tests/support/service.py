@@ -255,3 +255,28 @@ async def eventually(
             return value
         await asyncio.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+async def drained(app: App) -> None:
+    """Wait until the queue is empty and no job is in progress (the reconciler's timer, a
+    job every few seconds, is not work a test waits for)."""
+
+    async def idle() -> bool:
+        queued = [
+            j
+            for j in await app.redis.zrange(app.settings.queue_name, 0, -1)
+            if b"reconcile" not in j
+        ]
+        running = [k for k in await app.redis.keys("arq:in-progress:*") if b"reconcile" not in k]
+        return not queued and not running
+
+    await eventually(idle, timeout=30.0, what="the queue to drain")
+
+
+def app_replies(gh: FakeGitHub, repo: str = REPO, pr: int = PR) -> list[Any]:
+    """The App's comments on the pull request other than the advisory (refusals, help)."""
+    return [
+        c
+        for c in gh.comments(repo, pr)
+        if c.user == gh.app_login and "<!-- pr-council:advisory -->" not in c.body
+    ]

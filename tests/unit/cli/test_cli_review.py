@@ -133,7 +133,7 @@ def test_without_a_provider_it_explains_and_dry_runs(
     )
     assert done.returncode == 0, done.stderr
     assert "dry run" in done.stderr
-    assert "Would make about" in done.stdout
+    assert "Would make at most" in done.stdout
     # What to set comes last, where the person reads on from the plan.
     assert "ANTHROPIC_API_KEY" in done.stdout.strip().splitlines()[-1]
 

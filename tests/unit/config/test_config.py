@@ -169,7 +169,7 @@ def test_trigger_labels_match_case_insensitively() -> None:
 # --- every key, invalid: key, reason, line, and its default used ---------------------------
 
 INVALID = [
-    ("protocol: boardroom\n", "protocol", "'board', 'council', 'debate' or 'quick'"),
+    ("protocol: boardroom\n", "protocol", "'board', 'council', 'debate', 'quick' or 'strategies'"),
     ("push_protocol: full\n", "push_protocol", "'quick'"),
     ("trigger_labels: {a: 1}\n", "trigger_labels", "valid list"),
     ("auto_review_on_push: perhaps\n", "auto_review_on_push", "valid boolean"),

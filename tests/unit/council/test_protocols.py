@@ -43,8 +43,8 @@ ROOT = Path(__file__).resolve().parents[3]
 # --- the table ---------------------------------------------------------------------------
 
 
-def test_the_table_holds_the_four_protocols_and_the_literal_names_them() -> None:
-    assert list(PROTOCOLS) == ["board", "council", "debate", "quick"]
+def test_the_table_holds_the_five_protocols_and_the_literal_names_them() -> None:
+    assert list(PROTOCOLS) == ["board", "council", "debate", "quick", "strategies"]
     assert NAMES == get_args(ProtocolName) == tuple(PROTOCOLS)
     assert all(PROTOCOLS[name].name == name for name in PROTOCOLS)
 
@@ -77,8 +77,18 @@ def test_what_each_protocol_does() -> None:
 
 def test_phases_render_as_the_deliberation_spec_writes_them() -> None:
     assert phases_text("board") == "convene(board) assess gate discuss(1) vote resolve synthesize"
-    assert phases_text("debate") == (
-        "convene(designed) assess gate discuss+judge(<=3 cycles) vote resolve synthesize"
+    # A debate's are its mode's; without one, the default mode's (standard).
+    assert (
+        phases_text("debate")
+        == phases_text("debate", "standard")
+        == ("convene(designed) assess gate discuss+judge(<=2 cycles) vote resolve synthesize")
+    )
+    assert phases_text("debate", "quick") == (
+        "convene(designed) assess gate discuss(1) vote resolve synthesize"
+    )
+    assert phases_text("debate", "full") == (
+        "convene(designed) assess gate discuss+judge(<=3 cycles) outside-opinion vote resolve "
+        "synthesize"
     )
     assert phases_text("quick") == (
         "convene(board, 3 seats) assess gate resolve-by-assessments synthesize"
@@ -256,21 +266,55 @@ def test_council_plan_ranks_only_with_three_or_more_seats() -> None:
 
 def test_debate_plan_designs_then_plans_every_judged_cycle() -> None:
     seats = seat_count("debate", models=2, board_size=5)
-    calls = planned_calls("debate", seats=seats, rounds=1)  # rounds is the board's; ignored
+    # rounds is the board's; ignored
+    calls = planned_calls("debate", seats=seats, rounds=1, mode="full", models=2)
     assert calls[0] == PlannedCall("design", "designer")
-    # 1 design + 3 assess + 3 x (3 discuss + 1 judge) + 3 vote + 1 merge + 1 synthesize
-    assert len(calls) == 21
+    # 1 design + 3 assess + 3 x (3 discuss + 1 judge) + 1 outside opinion + 3 vote + 1 merge
+    # + 1 synthesize
+    assert len(calls) == 22
     judged = [c for c in calls if c.party == "judge"]
     assert [c.phase for c in judged] == [f"judge {n}" for n in range(1, MAX_JUDGE_CYCLES + 1)]
     after_round_1 = [c.phase for c in calls].index("judge 1")
     assert [c.phase for c in calls[after_round_1 - 3 : after_round_1]] == ["discuss 1"] * 3
+    # The outside opinion comes after the last judged cycle, before the vote.
+    outside = [c.phase for c in calls].index("outside opinion")
+    assert calls[outside] == PlannedCall("outside opinion", "outside")
+    assert calls[outside - 1].phase == "judge 3" and calls[outside + 1].phase == "vote"
     four = seat_count("debate", models=4, board_size=5)
-    assert len(planned_calls("debate", seats=four, rounds=0)) == 26
+    assert len(planned_calls("debate", seats=four, rounds=0, mode="full", models=4)) == 27
+
+
+@pytest.mark.parametrize(
+    ("mode", "models", "judges", "cycles", "outside", "total"),
+    [
+        # design + 3 assess + cycles x 3 discuss (+ a judge each) + outside + 3 vote + 2 chair
+        ("quick", 2, 0, 1, 0, 12),
+        ("standard", 2, 2, 2, 0, 17),
+        (None, 2, 2, 2, 0, 17),  # the default mode: standard
+        ("full", 2, 3, 3, 1, 22),
+        ("full", 1, 3, 3, 0, 21),  # a single model: no outside opinion
+    ],
+)
+def test_each_debate_mode_plans_its_maximum_calls(
+    mode: str | None, models: int, judges: int, cycles: int, outside: int, total: int
+) -> None:
+    calls = planned_calls("debate", seats=3, rounds=1, mode=mode, models=models)
+    assert len(calls) == total
+    assert sum(c.party == "judge" for c in calls) == judges
+    assert sum(c.party == "outside" for c in calls) == outside
+    assert sum(c.phase.startswith("discuss") for c in calls) == 3 * cycles
+    assert discussion_rounds("debate", configured=1, mode=mode) == cycles
+
+
+def test_an_unknown_debate_mode_is_refused_naming_the_valid_ones() -> None:
+    with pytest.raises(ValueError, match="choose one of quick, standard, full"):
+        planned_calls("debate", seats=3, rounds=1, mode="deep")
 
 
 def test_discussion_rounds_per_protocol() -> None:
     assert discussion_rounds("board", configured=2) == 2
-    assert discussion_rounds("debate", configured=0) == MAX_JUDGE_CYCLES
+    assert discussion_rounds("debate", configured=0) == 2  # the default mode's (standard)
+    assert discussion_rounds("debate", configured=0, mode="full") == MAX_JUDGE_CYCLES
     assert discussion_rounds("quick", configured=3) == 0
     assert discussion_rounds("council", configured=3) == 0
 
@@ -337,6 +381,14 @@ def test_council_help_lists_every_protocol_and_marks_the_repos() -> None:
 def test_the_seats_are_told_their_protocols_rules(name: str) -> None:
     rules = prompts.system_blocks(name, "context")[0].text
     assert f"Protocol: {name}. {PROTOCOLS[name].rules}" in rules
+
+
+@pytest.mark.parametrize("mode", ["quick", "standard", "full"])
+def test_a_debates_rules_say_its_mode_and_quick_names_no_judge(mode: str) -> None:
+    rules = prompts.system_blocks("debate", "context", mode=mode)[0].text
+    protocol_line = next(line for line in rules.splitlines() if line.startswith("Protocol:"))
+    assert f"This debate runs in {mode} mode" in protocol_line
+    assert ("step-back judge decides" in protocol_line) is (mode != "quick")
 
 
 def readme_protocols() -> dict[str, list[str]]:

@@ -16,7 +16,7 @@ from prometheus_client import REGISTRY
 from bot.council.engine import Engine
 from bot.council.ledger import InMemoryLedger
 from bot.council.personas import load_catalog
-from bot.council.prompts import DELIBERATION_TOOLS
+from bot.council.prompts import DELIBERATION_TOOLS, tools_for
 from bot.providers import (
     ModelCall,
     ProviderError,
@@ -58,13 +58,13 @@ async def test_each_schema_is_built_once_however_many_calls(
     forget_schemas()
     engine = Engine(registry, load_catalog(), InMemoryLedger())
     calls = 0
-    for n in range(3):
+    for n in range(4):
         await engine.deliberate(request(did=f"s-{n}", models=[ANTHROPIC, OPENAI]))
         calls = len(models.calls)
-    assert calls > 3 * len(DELIBERATION_TOOLS)
-    # Anthropic sends every tool's plain schema; OpenAI each phase's strict one.
+    assert calls > 3 * len(tools_for("board"))
+    # Anthropic sends every tool of the protocol's phases, plain; OpenAI each phase's strict one.
     assert {name for name, strict in SCHEMA_BUILDS if not strict} == {
-        t.schema.__name__ for t in DELIBERATION_TOOLS
+        t.schema.__name__ for t in tools_for("board")
     }
     assert any(strict for _, strict in SCHEMA_BUILDS)
     assert set(SCHEMA_BUILDS.values()) == {1}, SCHEMA_BUILDS

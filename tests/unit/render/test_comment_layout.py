@@ -20,6 +20,7 @@ from bot.render.markdown import (
     render_comment,
     visible_text,
 )
+from bot.render.strategies import POINTS_CAP, STRATEGIES_CAP
 from tests.support.long_answers import all_titles, long_advisory_sync, repetition
 
 SIZES = (3, 5, 9)
@@ -44,6 +45,12 @@ def cap_of(summary: str) -> int:
         return SECTION_CAPS["discussion"]
     if summary.startswith("Cost"):
         return SECTION_CAPS["cost"]
+    if summary.startswith("Strategies:"):
+        return STRATEGIES_CAP
+    if summary.startswith("Cross-critique points"):
+        return POINTS_CAP
+    if summary.startswith("Debate: "):  # the debate report's sections (bot.render.debate)
+        return SECTION_CAPS["debate"]
     assert summary.startswith("Member "), summary
     return SECTION_CAPS["assessment"]
 

@@ -1,0 +1,824 @@
+"""The `strategies` protocol (seed 002 adapted to pull requests): what kind of task the
+change is, which strategy lenses sit for it, and the deterministic part of the
+deliberation - the rubric, the bounded critique adjustments, the convergence and
+sycophancy checks, the conflict-resolution matrix and the plan confidence.
+
+Classification reads the change's signals (`ReviewSignals`: the dominant area, the areas,
+the topic's words); only when they are ambiguous does one cheap call to the chair model
+decide (`classify_call`). Each task type seats 2-3 lenses, each with a prompt style and a
+temperature; the temperature is sent only where the seat's model accepts one, otherwise
+the style alone varies and the report says so. A lens reaches its seat as the seat's
+reviewing strategy (`Seat.strategy`), the same mechanism a single-model council's samples
+use (`bot.council.seats.ReviewStrategy`).
+
+Everything but `convene_strategies` is pure.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from bot.council.calls import CostLimitReached
+from bot.council.prompts import messages, tools_for
+from bot.council.schemas import Assessment
+from bot.council.scoring import ReviewSignals
+from bot.council.seats import NEUTRAL_PERSONA_TEXT, ReviewStrategy, Seat
+from bot.council.strategy_prompts import TASK_TYPE_TOOL, classify_brief, classify_task
+from bot.council.strategy_report import (
+    RUBRIC,
+    Classification,
+    CritiquePoint,
+    LensChoice,
+    Matrix,
+    PlanConfidence,
+    Position,
+    RubricRow,
+    StrategyItem,
+    StrategyPlan,
+    StrategyRound,
+)
+from bot.council.strategy_schemas import TASK_TYPES, CritiqueReply, TaskType, TaskTypeAnswer
+from bot.providers import ModelCall
+
+if TYPE_CHECKING:
+    from bot.council.calls import SeatCaller
+    from bot.council.convene import ConveneRequest
+
+__all__ = [
+    "ADJUSTMENT_BOUND",
+    "CLASSIFY_MAX_TOKENS",
+    "LENSES",
+    "LOW_FLOOR",
+    "RECONCILE_GAP",
+    "STYLE_TEMPERATURES",
+    "WIN_LEAD",
+    "Lens",
+    "classify",
+    "convene_strategies",
+    "critique_points",
+    "decide_matrix",
+    "plan_confidence",
+    "positions",
+    "round_record",
+    "rubric_rows",
+    "strategy_seats",
+]
+
+# A referee's adjustment counts at most this much per analysis and round (seed: +-10 over
+# the whole critique; here +-15 per round, at most `MAX_CRITIQUE_ROUNDS` rounds).
+ADJUSTMENT_BOUND = 15
+# The top two analyses this close after critique are reconciled (seed: "within 15").
+RECONCILE_GAP = 15
+# A lead of this much is a clear winner; less is a close race, merged (seed: >15 / <10).
+WIN_LEAD = 15
+# Every analysis below this is "all low": escalate, the task may need reframing.
+LOW_FLOOR = 50
+# All analyses within this many points and on one verdict: possible convergence sycophancy.
+SYCOPHANCY_SPREAD = 5
+# The classification call's output limit: a task type and one sentence.
+CLASSIFY_MAX_TOKENS = 512
+# Severities a HUNTER point must have to keep a round from converging when it is new.
+HIGH = ("critical", "major")
+
+STYLE_TEMPERATURES: Mapping[str, float] = {
+    "analytical": 0.2,
+    "critical": 0.3,
+    "pragmatic": 0.5,
+    "holistic": 0.6,
+    "creative": 0.8,
+}
+_STYLE_TEXT = {
+    "analytical": "Reason systematically: decompose the change, trace it step by step, and "
+    "prefer what you can show from the diff.",
+    "critical": "Reason adversarially: look for edge cases, failure modes and what could go "
+    "wrong, and assume nothing works until the code shows it.",
+    "pragmatic": "Reason pragmatically: the simplest change that works, the smallest diff, "
+    "what can ship now and what can wait.",
+    "holistic": "Reason about the whole system: how the change fits the codebase, its "
+    "boundaries and what it does to the code around it.",
+    "creative": "Reason laterally: consider approaches the change did not take, and whether "
+    "one of them would serve better.",
+}
+
+
+@dataclass(frozen=True)
+class Lens:
+    key: str  # "root-cause"
+    title: str  # "Root cause"
+    style: str  # a key of STYLE_TEMPERATURES
+    mandate: str  # the lens's own success criterion and risk focus
+    lenses: tuple[str, ...]  # what its assessment scores (the completeness gate's lenses)
+
+    @property
+    def temperature(self) -> float:
+        return STYLE_TEMPERATURES[self.style]
+
+    @property
+    def persona_name(self) -> str:
+        return f"{self.title} strategy"
+
+    def strategy(self) -> ReviewStrategy:
+        return ReviewStrategy(
+            name=self.title.lower(), text=f"{_STYLE_TEXT[self.style]} {self.mandate}"
+        )
+
+
+def _lens(key: str, style: str, mandate: str, *lenses: str) -> Lens:
+    return Lens(key, key.replace("-", " ").capitalize(), style, mandate, lenses)
+
+
+# The lenses each task type seats, in seat order (2-3, each with a distinct style).
+LENSES: Mapping[TaskType, tuple[Lens, ...]] = {
+    "bug-fix": (
+        _lens(
+            "root-cause",
+            "analytical",
+            "Find the root cause and judge whether the change fixes it rather than a symptom.",
+            "root cause",
+            "correctness",
+        ),
+        _lens(
+            "minimal-fix",
+            "pragmatic",
+            "Judge whether this is the smallest safe fix and what in it is not needed for the fix.",
+            "scope of the fix",
+            "simplicity",
+        ),
+        _lens(
+            "regression-guard",
+            "critical",
+            "Find what the fix could break and whether a test would catch the bug coming back.",
+            "regressions",
+            "tests",
+        ),
+    ),
+    "feature": (
+        _lens(
+            "alternatives",
+            "creative",
+            "Weigh the approach against the designs it did not take.",
+            "design alternatives",
+            "user value",
+        ),
+        _lens(
+            "specification",
+            "analytical",
+            "Check the behaviour against what the feature must do, edge cases included.",
+            "requirements",
+            "edge cases",
+        ),
+        _lens(
+            "system-fit",
+            "holistic",
+            "Judge how the feature fits the system: interfaces, coupling, operations.",
+            "integration",
+            "maintainability",
+        ),
+    ),
+    "refactor": (
+        _lens(
+            "system-impact",
+            "holistic",
+            "Judge what the restructuring does to the code around it and to its boundaries.",
+            "structure",
+            "coupling",
+        ),
+        _lens(
+            "simplicity",
+            "pragmatic",
+            "Judge whether the result is simpler and whether the churn pays for itself.",
+            "simplicity",
+            "churn",
+        ),
+        _lens(
+            "behavior-preservation",
+            "critical",
+            "Find any behaviour the refactoring changes, and the tests that pin it.",
+            "behavior preserved",
+            "tests",
+        ),
+    ),
+    "architecture": (
+        _lens(
+            "long-term-design",
+            "holistic",
+            "Judge the design by where it leaves the system in a year.",
+            "design",
+            "evolvability",
+        ),
+        _lens(
+            "incremental-migration",
+            "pragmatic",
+            "Judge whether the change can land in safe steps, and how it is rolled back.",
+            "migration path",
+            "rollback",
+        ),
+        _lens(
+            "risk-first",
+            "critical",
+            "Start from what fails first under this design and how bad it is.",
+            "failure modes",
+            "operational risk",
+        ),
+    ),
+    "performance": (
+        _lens(
+            "measure-first",
+            "analytical",
+            "Ask what the change measurably improves, and how it is measured.",
+            "measurement",
+            "hot paths",
+        ),
+        _lens(
+            "algorithmic",
+            "creative",
+            "Judge the complexity and consider faster approaches.",
+            "complexity",
+            "alternatives",
+        ),
+        _lens(
+            "resource-cost",
+            "critical",
+            "Find the memory, I/O and contention costs and the worst case.",
+            "resources",
+            "worst case",
+        ),
+    ),
+    "security": (
+        _lens(
+            "threat-model",
+            "analytical",
+            "Model who can reach the changed code and with what input.",
+            "attack surface",
+            "trust boundaries",
+        ),
+        _lens(
+            "least-privilege",
+            "critical",
+            "Check that each part gets only the access it needs, and what a mistake exposes.",
+            "privileges",
+            "exposure",
+        ),
+        _lens(
+            "defense-in-depth",
+            "holistic",
+            "Judge the layers: what still holds when one check fails.",
+            "layered controls",
+            "failure containment",
+        ),
+    ),
+    "dependency": (
+        _lens(
+            "supply-chain",
+            "critical",
+            "Judge the new or updated packages: source, maintenance, known advisories.",
+            "provenance",
+            "advisories",
+        ),
+        _lens(
+            "compatibility",
+            "analytical",
+            "Find what the version change breaks in the code that uses it.",
+            "breaking changes",
+            "usage",
+        ),
+        _lens(
+            "upgrade-path",
+            "pragmatic",
+            "Judge whether this is the right step now, and what follows.",
+            "upgrade scope",
+            "follow-ups",
+        ),
+    ),
+    "docs": (
+        _lens(
+            "accuracy",
+            "analytical",
+            "Check every claim the text makes against the code it documents.",
+            "accuracy",
+            "completeness",
+        ),
+        _lens(
+            "reader",
+            "pragmatic",
+            "Read as the person the text is for: can they do what it promises?",
+            "clarity",
+            "usefulness",
+        ),
+    ),
+    "tests-only": (
+        _lens(
+            "coverage",
+            "analytical",
+            "Find what the tests cover and the behaviour they still miss.",
+            "coverage",
+            "assertions",
+        ),
+        _lens(
+            "test-design",
+            "critical",
+            "Judge whether the tests can fail: flakiness, over-mocking, brittle assertions.",
+            "reliability",
+            "test design",
+        ),
+    ),
+}
+if set(LENSES) != set(TASK_TYPES):  # pragma: no cover - caught on import
+    raise AssertionError("every task type needs its lenses")
+
+# What the topic's words say about the task (a word starting with one of these counts).
+_WORDS: Mapping[TaskType, tuple[str, ...]] = {
+    "bug-fix": ("fix", "bug", "regression", "crash", "hotfix", "broken", "incorrect"),
+    "feature": ("feature", "add", "implement", "support", "introduc", "new"),
+    "refactor": ("refactor", "rename", "cleanup", "simplif", "restructur", "extract", "tidy"),
+    "architecture": ("architect", "design", "redesign", "migrat", "boundar", "layering"),
+    "performance": ("perf", "faster", "latency", "slow", "speed", "optimi", "throughput"),
+    "security": ("secur", "vulnerab", "cve", "xss", "csrf", "injection", "exploit"),
+    "dependency": ("bump", "upgrad", "dependenc", "lockfile"),
+    "docs": ("doc", "readme", "typo", "changelog"),
+    "tests-only": ("test", "coverage", "flaky"),
+}
+# Touched areas that point to a task type; the dominant one counts most.
+_AREAS: Mapping[str, TaskType] = {
+    "security": "security",
+    "performance": "performance",
+    "dependencies": "dependency",
+    "docs-only": "docs",
+    "tests-only": "tests-only",
+}
+_WHOLE_CHANGE = ("docs-only", "tests-only")  # the whole change is of one kind: decisive
+_TOKEN = re.compile(r"[a-z][a-z0-9-]*")
+_DECIDES = 2  # the top type needs this many points and this lead over the next
+
+
+def classify(
+    signals: ReviewSignals, topic: str
+) -> Classification | tuple[list[TaskType], list[str]]:
+    """The task type the signals decide, or (candidates, evidence) when they are ambiguous
+    and one cheap call must decide."""
+    dominant = signals.dominant_area
+    if dominant in _WHOLE_CHANGE:
+        kind = _AREAS[dominant]
+        return Classification(
+            task_type=kind, decided_by="signals", evidence=[f"the whole change is {dominant}"]
+        )
+    points: Counter[TaskType] = Counter()
+    evidence: list[str] = []
+    for area in signals.areas:
+        if area in _AREAS:
+            weight = 3 if area == dominant else 1
+            points[_AREAS[area]] += weight
+            evidence.append(f"{'dominant ' if area == dominant else ''}area {area}")
+    words = _TOKEN.findall(" ".join([topic, *signals.keywords]).lower())
+    for kind, stems in _WORDS.items():
+        hits = sorted({w for w in words if w.startswith(stems)})
+        if hits:
+            points[kind] += 2 * min(len(hits), 2)
+            evidence.append(f"{kind} words ({', '.join(hits[:3])})")
+    ranked = sorted(points, key=lambda k: (-points[k], TASK_TYPES.index(k)))
+    top = ranked[0] if ranked else None
+    second = points[ranked[1]] if len(ranked) > 1 else 0
+    if top is not None and points[top] >= _DECIDES and points[top] - second >= _DECIDES:
+        return Classification(task_type=top, decided_by="signals", evidence=evidence)
+    candidates = [k for k in ranked if points[k] > 0][:3] or list(TASK_TYPES)
+    return candidates, evidence
+
+
+def strategy_seats(
+    task_type: TaskType, models: Sequence[str], takes_temperature: Callable[[str], bool]
+) -> tuple[list[Seat], list[LensChoice], str | None]:
+    """The task type's lenses as seats, models taken in turn; each lens's temperature kept
+    only where its model accepts one. The note says which models take none."""
+    distinct = list(dict.fromkeys(models))
+    seats: list[Seat] = []
+    choices: list[LensChoice] = []
+    cold: list[str] = []
+    for i, lens in enumerate(LENSES[task_type]):
+        model = distinct[i % len(distinct)]
+        temperature = lens.temperature if takes_temperature(model) else None
+        if temperature is None and model not in cold:
+            cold.append(model)
+        seat = Seat(
+            seat_id=f"seat-{i + 1}",
+            persona_id=f"strategy-{lens.key}",
+            persona_name=lens.persona_name,
+            division="strategies",
+            persona_text=NEUTRAL_PERSONA_TEXT,
+            lenses=lens.lenses,
+            model=model,
+            temperature=temperature,
+            strategy=lens.strategy(),
+        )
+        seats.append(seat)
+        choices.append(
+            LensChoice(
+                seat_id=seat.seat_id,
+                lens=lens.title,
+                style=lens.style,
+                mandate=lens.mandate,
+                model=model,
+                temperature=temperature,
+            )
+        )
+    note = None
+    if cold:
+        note = f"temperatures not accepted by {', '.join(cold)}: the styles alone vary"
+    return seats, choices, note
+
+
+async def convene_strategies(
+    request: ConveneRequest,
+    caller: SeatCaller | None,
+    takes_temperature: Callable[[str], bool],
+    chair: Seat,
+) -> tuple[list[Seat], list[str], StrategyPlan]:
+    """Classify (one cheap call to the chair's model only when the signals are ambiguous;
+    `caller` None, as in a dry run: no call, the best guess, and the notes say so), then
+    seat the task type's lenses."""
+    found = classify(request.signals, request.topic)
+    notes: list[str] = []
+    if isinstance(found, Classification):
+        classification = found
+    else:
+        candidates, evidence = found
+        answer = await classify_call(request, caller, chair, candidates, evidence)
+        if answer is not None:
+            classification = Classification(
+                task_type=answer.task_type,
+                decided_by="model",
+                evidence=evidence,
+                candidates=candidates,
+                reason=answer.reason,
+                model=chair.model,
+            )
+        else:
+            classification = Classification(
+                task_type=candidates[0] if len(candidates) < len(TASK_TYPES) else "feature",
+                decided_by="fallback",
+                evidence=evidence,
+                candidates=candidates,
+            )
+            if caller is None:
+                notes.append(
+                    "The change's signals do not say what kind of task it is: one call to "
+                    f"{chair.model} will classify it (the preview assumes "
+                    f"{classification.task_type})."
+                )
+    seats, choices, temperature_note = strategy_seats(
+        classification.task_type, request.models, takes_temperature
+    )
+    if temperature_note:
+        notes.append(f"Strategies: {temperature_note}.")
+    plan = StrategyPlan(
+        classification=classification, composition=choices, temperature_note=temperature_note
+    )
+    return seats, notes, plan
+
+
+async def classify_call(
+    request: ConveneRequest,
+    caller: SeatCaller | None,
+    chair: Seat,
+    candidates: Sequence[TaskType],
+    evidence: Sequence[str],
+) -> TaskTypeAnswer | None:
+    """The one cheap classification call (small output limit, no re-ask); None without a
+    caller or a valid answer."""
+    if caller is None:
+        return None
+    call: ModelCall[Any] = ModelCall(
+        system=request.system,
+        messages=messages("", classify_brief(), classify_task(request.topic, candidates, evidence)),
+        output=TASK_TYPE_TOOL,
+        tools=tools_for(request.protocol),
+        max_tokens=CLASSIFY_MAX_TOKENS,
+        deadline_s=request.deadline_s,
+        label=f"{chair.seat_id}/{TASK_TYPE_TOOL.name}",
+    )
+    try:
+        outcome = await caller.call(chair, f"classify/{chair.seat_id}/0", call)
+    except CostLimitReached as stop:
+        stop.where = "before the change was classified"
+        raise
+    if outcome.ok and isinstance(outcome.output, TaskTypeAnswer):
+        return outcome.output
+    return None
+
+
+# --- the deterministic deliberation ----------------------------------------------------------
+
+
+def _clamp(value: float, bound: float) -> float:
+    return max(-bound, min(bound, value))
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def rubric_rows(
+    seat_ids: Sequence[str],
+    labels: Mapping[str, str],
+    rounds: Mapping[int, Mapping[str, CritiqueReply]],
+) -> list[RubricRow]:
+    """Each analysis on the rubric: the first round's referee scores (mean per dimension
+    over the critics who scored it), then each round's mean adjustment, bounded by
+    `ADJUSTMENT_BOUND`, added; the total stays within 0-100."""
+    rows: list[RubricRow] = []
+    for target in seat_ids:
+        label = labels[target]
+        first = [
+            c.referee
+            for critic, reply in rounds.get(1, {}).items()
+            if critic != target
+            for c in reply.critiques
+            if c.member.strip() == label
+        ]
+        dims = [_mean([float(getattr(r, name)) for r in first]) for name, _ in RUBRIC]
+        before = sum(d for d in dims if d is not None) if first else None
+        adjustment = 0.0
+        for n in sorted(rounds):
+            given = [
+                float(c.adjustment)
+                for critic, reply in rounds[n].items()
+                if critic != target
+                for c in reply.critiques
+                if c.member.strip() == label
+            ]
+            mean = _mean(given)
+            if mean is not None:
+                adjustment += _clamp(mean, ADJUSTMENT_BOUND)
+        after = None if before is None else max(0.0, min(100.0, before + adjustment))
+        rows.append(
+            RubricRow(
+                seat_id=target,
+                dimensions=dims,
+                before=before,
+                adjustment=round(adjustment, 1),
+                after=after,
+                referees=len(first),
+            )
+        )
+    return rows
+
+
+def _location(path: str | None, line: int | None) -> str | None:
+    if not path:
+        return None
+    return f"{path.strip()}:{line}" if line else path.strip()
+
+
+def known_locations(assessments: Mapping[str, Assessment]) -> set[str]:
+    """Every file:line the independent analyses cited (their findings)."""
+    found: set[str] = set()
+    for a in assessments.values():
+        for f in a.findings:
+            found.add(f"{f.path.strip()}:{f.start_line}" if f.start_line else f.path.strip())
+    return found
+
+
+def critique_points(
+    round_no: int,
+    replies: Mapping[str, CritiqueReply],
+    by_label: Mapping[str, str],
+    known: set[str],
+) -> list[CritiquePoint]:
+    """The round's HUNTER and SKEPTIC points; a high-severity HUNTER point at a location
+    (or in words) nobody raised before is marked new, and `known` grows by what was said."""
+    points: list[CritiquePoint] = []
+    said: set[str] = set()
+    for critic, reply in replies.items():
+        for c in reply.critiques:
+            target = by_label.get(c.member.strip())
+            if target is None or target == critic:
+                continue
+            for h in c.hunter:
+                where = _location(h.path, h.line)
+                key = where or " ".join(h.point.lower().split())
+                new = h.severity in HIGH and key not in known
+                said.add(key)
+                points.append(
+                    CritiquePoint(
+                        round=round_no, critic=critic, target=target, role="HUNTER",
+                        text=h.point, severity=h.severity, location=where, new=new,
+                    )
+                )  # fmt: skip
+            points += [
+                CritiquePoint(round=round_no, critic=critic, target=target, role="SKEPTIC", text=s)
+                for s in c.skeptic
+                if s.strip()
+            ]
+    known |= said
+    return points
+
+
+def positions(
+    assessments: Mapping[str, Assessment], rounds: Mapping[int, Mapping[str, CritiqueReply]]
+) -> list[Position]:
+    """Each seat's verdict per round (0: its analysis). A verdict that changed while the
+    seat cited no file or line it had not cited before is flagged: a sycophantic shift."""
+    out: list[Position] = []
+    for seat_id, a in assessments.items():
+        verdict = a.verdict
+        cited = {f"{f.path.strip()}:{f.start_line}" if f.start_line else f.path for f in a.findings}
+        out.append(Position(seat_id=seat_id, round=0, verdict=verdict))
+        for n in sorted(rounds):
+            reply = rounds[n].get(seat_id)
+            if reply is None:
+                continue
+            evidence = [_location(e.path, e.line) or e.path for e in reply.new_evidence]
+            fresh = [e for e in evidence if e not in cited]
+            flipped = reply.verdict != verdict
+            out.append(
+                Position(
+                    seat_id=seat_id,
+                    round=n,
+                    verdict=reply.verdict,
+                    evidence=fresh,
+                    flipped=flipped,
+                    flagged=flipped and not fresh,
+                )
+            )
+            cited |= set(evidence)
+            verdict = reply.verdict
+    return out
+
+
+def final_verdicts(found: Sequence[Position]) -> dict[str, str]:
+    last: dict[str, Position] = {}
+    for p in found:
+        if p.seat_id not in last or p.round >= last[p.seat_id].round:
+            last[p.seat_id] = p
+    return {seat_id: p.verdict for seat_id, p in last.items()}
+
+
+def agreement(verdicts: Sequence[str]) -> float:
+    if not verdicts:
+        return 0.0
+    return Counter(verdicts).most_common(1)[0][1] / len(verdicts)
+
+
+def round_record(
+    round_no: int, verdicts: Sequence[str], points: Sequence[CritiquePoint]
+) -> StrategyRound:
+    """Converged: at least two thirds of the seats on one verdict (two of three; both of
+    two) and no new high-severity finding in the round."""
+    share = agreement(verdicts)
+    needed = math.ceil(2 * len(verdicts) / 3) / len(verdicts) if verdicts else 1.0
+    new_high = sum(1 for p in points if p.round == round_no and p.new)
+    agreed = share >= needed - 1e-9
+    converged = agreed and new_high == 0
+    if converged:
+        why = f"{share:.0%} agree and no new high-severity finding"
+    else:
+        reasons = []
+        if not agreed:
+            reasons.append(f"only {share:.0%} agree on a verdict")
+        if new_high:
+            reasons.append(f"{new_high} new high-severity finding(s)")
+        why = " and ".join(reasons)
+    return StrategyRound(
+        round=round_no, agreement=share, new_high=new_high, converged=converged, why=why
+    )
+
+
+def _approves(verdict: str) -> bool:
+    return verdict in ("APPROVE", "CONCERNS")
+
+
+def decide_matrix(
+    rows: Sequence[RubricRow], verdicts: Mapping[str, str]
+) -> tuple[Matrix, str | None, list[str], str]:
+    """(how it was decided, the winner's seat id, the seats presented side by side, why).
+    All below `LOW_FLOOR` -> all-low; the top two within `WIN_LEAD` on opposite verdicts
+    (an approval against a REJECT) -> contradictory, both presented; a lead of `WIN_LEAD`
+    or more -> clear-winner; else merge (the winner plus the others' complementary
+    elements). Fewer than two scored analyses -> incomplete, the best scored one leads."""
+    scored = sorted(
+        (r for r in rows if r.after is not None),
+        key=lambda r: (-(r.after or 0.0), r.seat_id),
+    )
+    if not scored:
+        return "incomplete", None, [], "no analysis was scored by a referee"
+    top = scored[0]
+    if len(scored) < 2:
+        return "incomplete", top.seat_id, [], "only one analysis was scored"
+    second = scored[1]
+    gap = (top.after or 0.0) - (second.after or 0.0)
+    if all((r.after or 0.0) < LOW_FLOOR for r in scored):
+        return (
+            "all-low",
+            top.seat_id,
+            [],
+            (f"every analysis scored below {LOW_FLOOR}: the task may need reframing"),
+        )
+    a, b = verdicts.get(top.seat_id, ""), verdicts.get(second.seat_id, "")
+    if gap < WIN_LEAD and a and b and _approves(a) != _approves(b):
+        return (
+            "contradictory",
+            top.seat_id,
+            [top.seat_id, second.seat_id],
+            (f"the top two are {gap:.0f} points apart with contradictory verdicts ({a} and {b})"),
+        )
+    if gap >= WIN_LEAD:
+        return "clear-winner", top.seat_id, [], f"it leads by {gap:.0f} points"
+    return "merge", top.seat_id, [], f"it leads by only {gap:.0f} points"
+
+
+def plan_confidence(
+    *,
+    winner_score: float | None,
+    share: float,
+    converged: bool,
+    flagged: int,
+    matrix: Matrix,
+    severities: Sequence[str],
+    verdicts: Sequence[str],
+) -> PlanConfidence:
+    """Agreement (share on the commonest final verdict), consensus quality (strong: it
+    converged with no flagged shift and no open conflict; weak: a flagged shift, an open
+    conflict or all-low; else moderate) and risk (from the findings' severities and the
+    verdicts); overall = winner score x agreement, less 10 per weakness."""
+    if flagged or matrix in ("contradictory", "all-low"):
+        quality, why = (
+            "weak",
+            (
+                f"{flagged} position(s) flipped with no new evidence"
+                if flagged
+                else "the strategies' conflict stays open"
+                if matrix == "contradictory"
+                else "every strategy scored low"
+            ),
+        )
+    elif converged and share >= 1.0 - 1e-9:
+        quality, why = "strong", "the strategies converged on one verdict"
+    else:
+        quality, why = (
+            "moderate",
+            ("converged by two thirds" if converged else "the critique did not converge"),
+        )
+    if "critical" in severities or "REJECT" in verdicts:
+        risk, risk_why = "high", "a critical finding or a rejection stands"
+    elif "major" in severities or "CONCERNS" in verdicts:
+        risk, risk_why = "medium", "major findings or concerns stand"
+    else:
+        risk, risk_why = "low", "no major finding or concern"
+    overall = (winner_score or 0.0) * share
+    overall -= 10 * (quality != "strong") + 10 * (not converged)
+    return PlanConfidence(
+        overall=max(0, min(100, round(overall))),
+        agreement=share,
+        quality=quality,
+        quality_reason=why,
+        risk=risk,
+        risk_reason=risk_why,
+    )
+
+
+def action_items(
+    winner: str | None,
+    presented: Sequence[str],
+    assessments: Mapping[str, Assessment],
+    complementary: Sequence[StrategyItem],
+    limit: int = 6,
+) -> list[StrategyItem]:
+    """The winner's recommendations (each presented strategy's, when both are), then the
+    complementary elements merged in, each attributed to its strategy."""
+    leaders = list(presented) or ([winner] if winner else [])
+    items: list[StrategyItem] = []
+    seen: set[str] = set()
+    for seat_id in leaders:
+        a = assessments.get(seat_id)
+        for text in (a.recommendations if a else [])[:3]:
+            key = " ".join(text.lower().split())
+            if key and key not in seen:
+                seen.add(key)
+                items.append(StrategyItem(seat_id=seat_id, text=text))
+    for item in complementary:
+        key = " ".join(item.text.lower().split())
+        if key and key not in seen:
+            seen.add(key)
+            items.append(item)
+    return items[:limit]
+
+
+def spread(rows: Sequence[RubricRow]) -> float | None:
+    totals = [r.after for r in rows if r.after is not None]
+    return max(totals) - min(totals) if len(totals) > 1 else None
+
+
+def sycophancy_note(rows: Sequence[RubricRow], verdicts: Mapping[str, str]) -> str | None:
+    """All analyses within `SYCOPHANCY_SPREAD` points and on one verdict: the council may
+    have failed to diversify (seed 002, "Consensus Check")."""
+    gap = spread(rows)
+    if gap is None or gap > SYCOPHANCY_SPREAD or len(set(verdicts.values())) != 1:
+        return None
+    return (
+        f"All strategies scored within {SYCOPHANCY_SPREAD} points on one verdict: check "
+        "whether this is one good idea or a council that failed to diversify."
+    )

@@ -1,0 +1,328 @@
+"""The debate's sections of the PR comment (`Advisory.debate`; bot.council.debate).
+
+Visible, a few lines: the executive line (mode, cycles used of the mode's maximum and how
+the debate ended), the decision confidence as its signals (consensus N/M, confidence
+spread, cycles, position shifts and how many of them no new evidence supports) and the
+decision guide (condition -> path). Collapsed, each within `SECTION_CAPS["debate"]`:
+the committee with each panelist's position history, the contention points with their
+outcome, the tradeoff map with each dimension's weight, the step-back judge's fields per
+cycle, and the outside opinion (`full`).
+
+`bot.render.markdown` calls `debate_visible` and `debate_details` for a debate advisory;
+this module uses its helpers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.council.advisory import Advisory
+from bot.council.debate_report import DebateReport, PositionHistory, TradeoffRow
+
+# Module imports both ways (bot.render.markdown imports this module as a module too):
+# neither reads the other's names while loading, so either may be imported first.
+from bot.render import markdown as md
+from bot.safety import strip_invisible
+
+__all__ = ["MAX_GUIDE_ROWS", "debate_details", "debate_text", "debate_visible", "executive_line"]
+
+MAX_GUIDE_ROWS = 4  # decision-guide rows on the screen; the rest are collapsed
+UNSUPPORTED = "⚠️ no new evidence"
+
+
+_OUTCOME = {"resolved": "✅ resolved", "shifted": "↪️ shifted", "unresolved": "❗ unresolved"}
+
+
+def _cycles(n: int) -> str:
+    return f"{n} cycle{'' if n == 1 else 's'}"
+
+
+def executive_line(report: DebateReport) -> str:
+    """E.g. "Debate (standard): converged after 2 of 2 cycles"."""
+    head = f"Debate ({report.mode})"
+    used, most = report.cycles, report.max_cycles
+    if report.exit == "converged":
+        return f"{head}: converged after {used} of {_cycles(most)}"
+    if report.exit == "single_cycle":
+        return f"{head}: {_cycles(used)}, no judge"
+    if report.exit == "no_judge_answer":
+        return f"{head}: stopped after {used} of {_cycles(most)} (the judge gave no valid answer)"
+    return f"{head}: not converged after {used} of {_cycles(most)} (the mode's limit)"
+
+
+def _signals(report: DebateReport) -> str:
+    c = report.confidence
+    parts = []
+    if c.panelists:
+        lean = f" lean {md._inline(c.lean, 60)}" if c.lean else ""
+        parts.append(f"consensus {c.consensus}/{c.panelists}{lean}")
+    if c.spread_min is not None and c.spread_max is not None:
+        parts.append(f"confidence spread {c.spread_min}%–{c.spread_max}%")
+    parts.append(f"cycles {c.cycles} of {c.max_cycles}")
+    shifts = f"{c.shifts} position shift{'' if c.shifts == 1 else 's'}"
+    if c.unsupported_shifts:
+        shifts += f" ({c.unsupported_shifts} with {UNSUPPORTED})"
+    parts.append(shifts)
+    parts.append(f"judge {c.judge_verdict}" if c.judge_verdict else "no judge")
+    return "**Decision confidence:** " + " · ".join(parts)
+
+
+def _guide_table(report: DebateReport, limit: int | None = None) -> str:
+    rows = [
+        [md.cell(p.condition, 160), md.cell(p.path, 160)] for p in report.decision_guide[:limit]
+    ]
+    return md._table(["Condition", "Path"], rows) if rows else ""
+
+
+def debate_visible(advisory: Advisory) -> str:
+    """The debate's lines on the screen; "" for another protocol."""
+    report = advisory.debate
+    if report is None:
+        return ""
+    committee = len(report.committee)
+    lines = [
+        f"**{executive_line(report)}** · {committee} panelist{'' if committee == 1 else 's'}",
+        _signals(report),
+    ]
+    if report.decision_guide:
+        lines.append("**Decision guide**\n\n" + _guide_table(report, MAX_GUIDE_ROWS))
+        more = len(report.decision_guide) - MAX_GUIDE_ROWS
+        if more > 0:
+            lines.append(f"_…and {more} more in the debate report below._")
+    return "\n\n".join(lines)
+
+
+def _history(history: PositionHistory | None) -> str:
+    if history is None or not history.positions:
+        return "-"
+    steps = []
+    for p in history.positions:
+        text = md._inline(p.position, 40)
+        when = "vote" if p.vote else f"cycle {p.cycle}"
+        if p.shifted:
+            text = f"**{text}** ({when}{', ' + UNSUPPORTED if p.unsupported else ''})"
+        elif p.vote:
+            text = f"{text} (vote)"
+        steps.append(text)
+    return " → ".join(steps).replace("|", "\\|")
+
+
+def _committee(advisory: Advisory, report: DebateReport) -> str:
+    histories = {h.seat_id: h for h in report.positions}
+    rows = [
+        [
+            md.cell(m.label, 20),
+            md.cell(m.name, 60),
+            md.cell(m.lens, 80),
+            md.cell(m.stance, 20),
+            md.cell(m.model, 60),
+            _history(histories.get(m.seat_id)),
+        ]
+        for m in report.committee
+    ]
+    body = md._table(["Member", "Panelist", "Lens", "Stance", "Model", "Position history"], rows)
+    if report.panel_problems:
+        body += (
+            "\n\n_The panel still breaks the panel rules: "
+            + md._inline("; ".join(report.panel_problems), 400)
+            + "._"
+        )
+    return md._details(
+        f"Debate: committee and position history ({len(report.committee)} panelists)",
+        md._capped([body], md.SECTION_CAPS["debate"], "part"),
+    )
+
+
+def _contention(advisory: Advisory, report: DebateReport) -> str:
+    if not report.contention:
+        return ""
+    rows = []
+    for p in report.contention:
+        side_a = f"{advisory.label_for(p.challenger)}: {p.argument}"
+        target = advisory.label_for(p.challenged) if p.challenged else "everyone"
+        side_b = f"{target}: {p.counter}" if p.counter else target
+        rows.append(
+            [
+                md.cell(p.point, 200),
+                md.cell(side_a, 240),
+                md.cell(side_b, 160),
+                _OUTCOME[p.outcome],
+            ]
+        )
+    counts = {o: sum(1 for p in report.contention if p.outcome == o) for o in _OUTCOME}
+    summary = ", ".join(f"{n} {o}" for o, n in counts.items() if n)
+    return md._details(
+        f"Debate: contention points ({summary})",
+        md._capped(
+            [md._table(["Point", "Side A", "Side B", "Outcome"], rows)],
+            md.SECTION_CAPS["debate"],
+        ),
+    )
+
+
+def _options(report: DebateReport) -> list[str]:
+    named = list(report.options)
+    for row in report.tradeoffs:
+        named += [o.option for o in row.options]
+    return list(dict.fromkeys(o for o in named if o.strip()))[:4]
+
+
+def _tradeoff_cell(row: TradeoffRow, option: str) -> str:
+    found = next((o for o in row.options if o.option.strip().lower() == option.lower()), None)
+    if found is None:
+        return "-"
+    return md.cell(f"+ {found.pro} / − {found.con}", 220)
+
+
+def _tradeoff_map(report: DebateReport) -> str:
+    if not report.is_choice or not report.tradeoffs:
+        return ""
+    options = _options(report)
+    panelists = len(report.committee)
+    rows = [
+        [
+            md.cell(r.dimension, 80),
+            *(_tradeoff_cell(r, o) for o in options),
+            f"{r.weight}/{panelists}",
+        ]
+        for r in report.tradeoffs
+    ]
+    table = md._table(["Dimension", *(md.cell(o, 60) for o in options), "Weight"], rows)
+    note = "_Weight: how many panelists raised the dimension._"
+    return md._details(
+        f"Debate: tradeoff map ({len(report.tradeoffs)} dimensions)",
+        md._capped([table, note], md.SECTION_CAPS["debate"], "part", "\n\n"),
+    )
+
+
+def _listed(title: str, items: Sequence[str]) -> str:
+    kept = [i for i in items if i.strip()]
+    return f"{title}: " + "; ".join(md._inline(i, 200) for i in kept) if kept else ""
+
+
+def _judge(advisory: Advisory) -> str:
+    if not advisory.judge_decisions:
+        return ""
+    parts = []
+    for j in advisory.judge_decisions:
+        d = j.decision
+        head = f"**Cycle {j.cycle}: {d.decision}**"
+        if d.confidence is not None:
+            head += f" (confidence {d.confidence}%)"
+        lines = [head]
+        lines += [
+            f"- {line}"
+            for line in (
+                _listed("Framing issues", d.framing_issues),
+                _listed("Hidden assumptions", d.hidden_assumptions),
+                _listed("Blind spots", d.blind_spots),
+                f"Option C: {md._inline(d.option_c, 300)}" if d.option_c else "",
+                f"Meta insight: {md._inline(d.meta_insight, 300)}" if d.meta_insight else "",
+            )
+            if line
+        ]
+        parts.append("\n".join(lines))
+    verdicts = ", ".join(j.decision.decision for j in advisory.judge_decisions)
+    return md._details(
+        f"Debate: step-back judge ({verdicts})",
+        md._capped(parts, md.SECTION_CAPS["debate"], "cycle", "\n\n"),
+    )
+
+
+def _outside(report: DebateReport) -> str:
+    out = report.outside
+    if out is None:
+        return ""
+    if out.opinion is None:
+        return md._details(
+            "Debate: outside opinion (none)", md._inline(out.note or "None was given.", 400)
+        )
+    o = out.opinion
+    lines = [
+        f"**{md.cell(out.model, 80)}**: {md._inline(o.position, 60)} "
+        f"({'agrees' if o.agrees_with_panel else 'disagrees'} with the panel's lean)",
+        f"- Key argument: {md._inline(o.key_argument, 400)}",
+    ]
+    for line in (_listed("Risks", o.risks), _listed("Would change its mind", o.conditions)):
+        if line:
+            lines.append(f"- {line}")
+    if out.note:
+        lines.append(f"\n_{md._inline(out.note, 300)}_")
+    return md._details(
+        f"Debate: outside opinion ({md.cell(out.model, 80)})",
+        md._capped(["\n".join(lines)], md.SECTION_CAPS["debate"]),
+    )
+
+
+def _more_guide(report: DebateReport) -> str:
+    if len(report.decision_guide) <= MAX_GUIDE_ROWS:
+        return ""
+    return md._details("Debate: decision guide in full", _guide_table(report))
+
+
+def debate_details(advisory: Advisory) -> list[str]:
+    """The debate's collapsed sections, in reading order; [] for another protocol."""
+    report = advisory.debate
+    if report is None:
+        return []
+    parts = [
+        _committee(advisory, report),
+        _contention(advisory, report),
+        _tradeoff_map(report),
+        _more_guide(report),
+        _judge(advisory),
+        _outside(report),
+    ]
+    return [p for p in parts if p]
+
+
+def _plain(text: str | None, limit: int = 200) -> str:
+    """Model text on one terminal line: invisible and control characters gone."""
+    return " ".join(md.clip(strip_invisible(text or ""), limit).split())
+
+
+def debate_text(advisory: Advisory) -> list[str]:
+    """The debate report as plain lines for the terminal (no Markdown); [] elsewhere."""
+    report = advisory.debate
+    if report is None:
+        return []
+    c = report.confidence
+    lines = [
+        executive_line(report),
+        f"  Decision confidence: consensus {c.consensus}/{c.panelists}"
+        + (f" lean {_plain(c.lean, 60)}" if c.lean else "")
+        + (
+            f", confidence spread {c.spread_min}%-{c.spread_max}%"
+            if c.spread_min is not None and c.spread_max is not None
+            else ""
+        )
+        + f", cycles {c.cycles} of {c.max_cycles}, {c.shifts} shift(s)"
+        + (f" ({c.unsupported_shifts} with no new evidence)" if c.unsupported_shifts else ""),
+        "  Committee:",
+    ]
+    histories = {h.seat_id: h for h in report.positions}
+    for m in report.committee:
+        h = histories.get(m.seat_id)
+        steps = [
+            _plain(p.position, 40) + (" (!no new evidence)" if p.unsupported else "")
+            for p in (h.positions if h else [])
+        ]
+        lines.append(
+            f"    {m.label}: {_plain(m.name, 60)} · lens {_plain(m.lens, 80)} · "
+            f"{_plain(m.stance, 20)} · {m.model} · {' -> '.join(steps) or '-'}"
+        )
+    for p in report.contention:
+        lines.append(f"  Contention ({p.outcome}): {_plain(p.point)}")
+    for r in report.tradeoffs:
+        lines.append(f"  Tradeoff {_plain(r.dimension, 80)} (weight {r.weight})")
+    for g in report.decision_guide:
+        lines.append(f"  Decision guide: {_plain(g.condition)} -> {_plain(g.path)}")
+    if report.outside is not None:
+        o = report.outside
+        said = (
+            f"{o.model}: {_plain(o.opinion.position, 60)} - {_plain(o.opinion.key_argument)}"
+            if o.opinion
+            else _plain(o.note or "none")
+        )
+        lines.append(f"  Outside opinion: {said}")
+    return lines
