@@ -46,7 +46,7 @@ from bot.council.board import BoardConfig, PinnedSeat
 from bot.council.engine import DeliberationRequest, Engine
 from bot.council.ledger import InMemoryLedger, Ledger
 from bot.council.personas import load_catalog
-from bot.council.prompts import ContextSection, render_context
+from bot.council.prompts import ContextSection, render_context, tools_for
 from bot.council.scoring import ReviewSignals
 from bot.providers import CapabilityTable, ProviderRegistry
 from bot.settings import Settings
@@ -453,7 +453,8 @@ def print_table(result: dict[str, Any]) -> None:
     tools = result["tool_lists"]
     phase, shared = tools["phase_only"], tools["shared_list"]
     print(f"OpenAI format ({OPENAI_MODEL}), {phase['calls']} calls, input per call:")
-    for name, run in (("only the phase's schema", phase), ("all eight tool definitions", shared)):
+    every = f"the board's {len(tools_for('board'))} tool definitions"
+    for name, run in (("only the phase's schema", phase), (every, shared)):
         print(
             f"  {name:<28} {run['input_tokens_per_call']:>9,.0f} tokens "
             f"({run['uncached_input_tokens_per_call']:,.0f} uncached), "
