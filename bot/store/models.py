@@ -219,3 +219,29 @@ class PendingDeliveryRow(Base):
     # later still refuses a replay of the same body.
     body_digest: Mapped[str] = mapped_column(String(64))
     received_at: Mapped[datetime] = mapped_column(UtcDateTime, index=True)
+
+
+class PrFindingRow(Base):
+    """A finding raised on a pull request, by fingerprint (`bot.review.fingerprints`), over
+    all its reviews: whether it is still open, fixed by a later push, or dismissed by a
+    person, and where it was posted inline. See `bot.store.findings`."""
+
+    __tablename__ = "pr_findings"
+    __table_args__ = (UniqueConstraint("repo", "pr_number", "fingerprint"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    repo: Mapped[str] = mapped_column(String(256))
+    pr_number: Mapped[int] = mapped_column(Integer)
+    fingerprint: Mapped[str] = mapped_column(String(32))
+    path: Mapped[str] = mapped_column(Text)
+    line: Mapped[int | None] = mapped_column(Integer)
+    title: Mapped[str] = mapped_column(Text)
+    severity: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(16))  # open | fixed | dismissed
+    first_deliberation_id: Mapped[str] = mapped_column(String(64))
+    last_deliberation_id: Mapped[str] = mapped_column(String(64))
+    head_sha: Mapped[str | None] = mapped_column(String(64))  # the head it was last seen on
+    fixed_sha: Mapped[str | None] = mapped_column(String(64))
+    review_comment_id: Mapped[int | None] = mapped_column(BigInteger)
+    thread_node_id: Mapped[str | None] = mapped_column(String(128))
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now)

@@ -148,14 +148,14 @@ async def test_migrates_an_empty_database_to_head_and_again(fresh_url: str) -> N
         assert await db.schema_revision() is None
         await db.connect()
         await db.connect()
-        assert await db.schema_revision() == Database.head_revision() == "0004_body_digest"
+        assert await db.schema_revision() == Database.head_revision() == "0005_pr_findings"
         # The revision creates exactly what the models declare.
         async with db.engine.connect() as connection:
             assert await connection.run_sync(_schema_diff) == []
     finally:
         await db.dispose()
     async with Database(fresh_url) as reopened:
-        assert await reopened.schema_revision() == "0004_body_digest"
+        assert await reopened.schema_revision() == "0005_pr_findings"
 
 
 async def test_a_database_at_the_previous_revision_keeps_its_pending_deliveries(
@@ -183,7 +183,7 @@ async def test_a_database_at_the_previous_revision_keeps_its_pending_deliveries(
     await engine.dispose()
 
     async with Database(fresh_url) as db:
-        assert await db.schema_revision() == "0004_body_digest"
+        assert await db.schema_revision() == "0005_pr_findings"
         (kept,) = await oldest_pending(db, 10)
     assert (kept.delivery_id, kept.job_id, kept.body_digest) == ("d-1", "j-1", "ab" * 32)
 
@@ -219,7 +219,7 @@ async def test_two_processes_migrate_one_database_at_once(fresh_url: str, tmp_pa
 
     assert [code for code, _ in results] == [0, 0], [out.decode()[-2000:] for _, out in results]
     async with Database(fresh_url) as db:
-        assert await db.schema_revision() == "0004_body_digest"
+        assert await db.schema_revision() == "0005_pr_findings"
         assert (await new_deliberation(db)).status is DeliberationStatus.RUNNING
 
 
