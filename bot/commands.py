@@ -21,12 +21,15 @@ a command is something the reader sees as a line of plain text, never as code or
   (`/council debate --full should this cache live in Redis?`).
 - After `board`, seat adjustments may come first: `+persona` seats that persona, `-persona`
   keeps it off the board, for this run (`/council board +appsec-reviewer -docs-reviewer`).
+- `--inline` anywhere after `/council` (a word of its own, any case) posts the findings as
+  review comments on their lines for this run (`/council quick --inline is it safe?`); it is
+  taken out of the line before the rest is read.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from bot.council.protocols import NAMES
@@ -43,6 +46,7 @@ _COMMAND = re.compile(r" {0,3}/council(?:[ \t]+(?P<rest>.*?))?[ \t]*", re.IGNORE
 _FENCE_OPEN = re.compile(r" {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)")
 _HTML_COMMENT_OPEN = re.compile(r" {0,3}<!--")
 _SEAT_CHANGE = re.compile(r"(?P<sign>[+-])(?P<persona>[a-z][a-z0-9_-]{0,63})")
+_INLINE_FLAG = re.compile(r"(?<!\S)--inline(?!\S)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +57,7 @@ class Command:
     mode: DebateMode | None = None  # debate only; None: the repo's debate.mode
     board_add: tuple[str, ...] = ()  # board only: personas seated for this run
     board_remove: tuple[str, ...] = ()  # board only: personas kept off for this run
+    inline: bool = False  # `--inline`: findings as review comments for this run
 
 
 def _either(names: tuple[str, ...]) -> str:
@@ -74,6 +79,8 @@ GRAMMAR_HELP = f"""\
 to 3 cycles and an outside opinion from another model |
 | `/council board +persona -persona [question]` | adjust the board for this run: seat \
 `+` personas, keep `-` personas off |
+| `/council --inline [...]` | also post the findings as review comments on their lines, \
+for this run (anywhere after `/council`) |
 | `/council help` | show this help and the repository's effective configuration |
 | `/council cancel` | stop the deliberation running on this pull request |
 
@@ -91,7 +98,12 @@ def parse_command(body: str) -> Command | None:
     for line in _visible_lines(body):
         match = _COMMAND.fullmatch(line)
         if match is not None:
-            return _command_from(match.group("rest") or "")
+            rest = match.group("rest") or ""
+            without = _INLINE_FLAG.sub(" ", rest)
+            command = _command_from(" ".join(without.split()) if without != rest else rest)
+            if without != rest and command.kind == "convene":
+                command = replace(command, inline=True)
+            return command
     return None
 
 

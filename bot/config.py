@@ -168,6 +168,8 @@ class RepoConfig(_Section):
         default_factory=lambda: ["architecture"], max_length=20
     )
     auto_review_on_push: bool = True
+    # A push to a reviewed PR reviews only the new commits (bot.review.rereview).
+    incremental_reviews: bool = True
     review_drafts: bool = False
     gate: GateMode = "verdict"
     board: BoardSection = Field(default_factory=BoardSection)
@@ -189,6 +191,10 @@ class RepoConfig(_Section):
     comment: CommentMode = "full"
     max_findings: int = Field(default=7, ge=1, le=50)
     min_severity: Severity = "minor"
+    # Anchored findings from `inline_min_severity` up as one review (event COMMENT) with a
+    # comment on each one's line; `/council --inline` turns it on for one run.
+    inline_comments: bool = False
+    inline_min_severity: Severity = "major"
 
     @field_validator("max_cost_usd", "max_pr_cost_usd")
     @classmethod
@@ -240,6 +246,8 @@ class EffectiveConfig(BaseModel):
     push_protocol: ProtocolName = "quick"
     trigger_labels: list[str] = Field(default_factory=lambda: ["architecture"])
     auto_review_on_push: bool = True
+    # A push to a reviewed PR reviews only the new commits (bot.review.rereview).
+    incremental_reviews: bool = True
     review_drafts: bool = False
     gate: GateMode = "verdict"
     board: BoardConfig = Field(default_factory=BoardConfig)
@@ -257,6 +265,8 @@ class EffectiveConfig(BaseModel):
     comment: CommentMode = "full"
     max_findings: int = Field(default=7, ge=1, le=50)
     min_severity: Severity = "minor"
+    inline_comments: bool = False  # review comments on the findings' lines
+    inline_min_severity: Severity = "major"  # the least severe finding posted inline
 
     def is_trigger_label(self, name: str) -> bool:
         """GitHub treats label names case-insensitively; so do we."""
@@ -572,6 +582,7 @@ def _merge(repo: RepoConfig, settings: Settings) -> EffectiveConfig:
         push_protocol=repo.push_protocol,
         trigger_labels=list(dict.fromkeys(repo.trigger_labels)),
         auto_review_on_push=repo.auto_review_on_push,
+        incremental_reviews=repo.incremental_reviews,
         review_drafts=repo.review_drafts,
         gate=repo.gate,
         board=BoardConfig(**repo.board.model_dump()),
@@ -590,6 +601,8 @@ def _merge(repo: RepoConfig, settings: Settings) -> EffectiveConfig:
         comment=repo.comment,
         max_findings=repo.max_findings,
         min_severity=repo.min_severity,
+        inline_comments=repo.inline_comments,
+        inline_min_severity=repo.inline_min_severity,
     )
 
 
@@ -635,6 +648,7 @@ def effective_yaml(config: EffectiveConfig) -> str:
         "push_protocol": config.push_protocol,
         "trigger_labels": config.trigger_labels,
         "auto_review_on_push": config.auto_review_on_push,
+        "incremental_reviews": config.incremental_reviews,
         "review_drafts": config.review_drafts,
         "gate": config.gate,
         "board": config.board.model_dump(),
@@ -651,6 +665,8 @@ def effective_yaml(config: EffectiveConfig) -> str:
         "comment": config.comment,
         "max_findings": config.max_findings,
         "min_severity": config.min_severity,
+        "inline_comments": config.inline_comments,
+        "inline_min_severity": config.inline_min_severity,
     }
     dumped: str = yaml.safe_dump(layout, sort_keys=False, default_flow_style=False)
     return dumped

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from bot.cli import agents, app_commands, config, context, models, review
+from bot.cli import action, agents, app_commands, config, context, models, review
 
 DISTRIBUTION = "pr-council"
 
@@ -32,6 +32,7 @@ app.command("context")(context.context)
 app.command("serve")(app_commands.serve)
 app.command("worker")(app_commands.worker)
 app.command("replay")(app_commands.replay)
+app.command("action")(action.action)
 
 
 def _print_version(value: bool) -> None:

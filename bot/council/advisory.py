@@ -22,6 +22,7 @@ from bot.council.schemas import (
     Synthesis,
     Vote,
 )
+from bot.council.scope import ReviewScope
 from bot.council.strategy_report import StrategiesReport
 
 __all__ = [
@@ -134,6 +135,8 @@ class MergedFinding(_Record):
     title: str
     detail: str
     suggestion: str | None = None
+    # The exact new code for start_line-end_line (a suggested change), when a seat gave it.
+    replacement: str | None = None
     raised_by: list[str] = Field(description="Seat ids, in the order they raised it")
     consensus: int = Field(ge=1, description="How many distinct seats raised it")
 
@@ -263,6 +266,9 @@ class Advisory(_Record):
     # strategies: classification, composition, the rubric before and after critique, the
     # winner, dropped alternatives, plan confidence (bot.council.strategy_report).
     strategies: StrategiesReport | None = None
+    # What the review covered when not the whole diff: a diff built from the files API, an
+    # incremental re-review of a push, a full review that could not be one (scope.py).
+    scope: ReviewScope | None = None
 
     def valid_seats(self) -> list[SeatReport]:
         return [s for s in self.seats if s.is_valid]

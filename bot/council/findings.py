@@ -385,9 +385,18 @@ def _merge(members: Sequence[tuple[str, Finding]]) -> MergedFinding:
         title=best.title.strip(),
         detail=_longest(f.detail for f in findings) or "",
         suggestion=_longest(f.suggestion for f in findings),
+        replacement=_replacement(findings, start, end if end != start else None),
         raised_by=raised_by,
         consensus=len(raised_by),
     )
+
+
+def _replacement(findings: Sequence[Finding], start: int | None, end: int | None) -> str | None:
+    """A seat's replacement code, only when it is for exactly the merged lines."""
+    for f in sorted(findings, key=_rank):
+        if f.replacement is not None and (f.start_line, f.end_line or None) == (start, end):
+            return f.replacement
+    return None
 
 
 def _order(f: MergedFinding) -> tuple[int, int, str, int, str]:

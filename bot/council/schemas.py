@@ -74,6 +74,11 @@ class Finding(_Strict):
     title: str = Field(description="The issue in under 12 words")
     detail: str = Field(description="What is wrong and why it matters")
     suggestion: str | None = Field(default=None, description="A concrete fix, or null")
+    replacement: str | None = Field(
+        default=None,
+        description="Only when sure: the exact new code replacing lines start_line-end_line "
+        "(all of them, indentation kept), shown as a suggested change; else null",
+    )
 
     @model_validator(mode="after")
     def _ordered_lines(self) -> Finding:

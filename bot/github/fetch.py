@@ -86,6 +86,13 @@ class PullDiff(BaseModel):
     # patches (then `files_without_patch` lists the files whose changes are not in it).
     rebuilt_from_files: bool = False
     files_without_patch: list[str] = Field(default_factory=list)
+    # Rebuilt: why GitHub refused it ("more than 300 files"), each file without a patch and
+    # why (bot.github.files_diff.skipped_reason), how many files were listed, and whether
+    # the files API's 3,000-file limit cut the list.
+    refused: str = ""
+    skipped: dict[str, str] = Field(default_factory=dict)
+    listed: int = 0
+    capped: bool = False
 
 
 # -- the pull request ------------------------------------------------------------------------
@@ -151,8 +158,8 @@ async def fetch_pull(client: RepoClient, number: int) -> PullInfo:
 # -- diff, files, commits --------------------------------------------------------------------
 
 
-async def list_files(client: RepoClient, number: int) -> list[PullFile]:
-    """Every changed file (GitHub lists at most 3,000)."""
+async def list_files(client: RepoClient, number: int, *, limit: int = 3_000) -> list[PullFile]:
+    """Every changed file (GitHub lists at most 3,000: 30 pages of 100)."""
     files: list[PullFile] = []
     with github_errors("list the pull request's files"):
         pages: Paginator[DiffEntry] = client.rest.paginate(
@@ -173,6 +180,8 @@ async def list_files(client: RepoClient, number: int) -> list[PullFile]:
                     patch=entry.patch or None,
                 )
             )
+            if len(files) >= limit:
+                break
     return files
 
 
@@ -188,11 +197,19 @@ async def fetch_diff(client: RepoClient, number: int) -> PullDiff:
         # 406 "too_large": over 300 files or 20,000 lines (or too slow to generate).
         if exc.status != 406:
             raise
-    files = await list_files(client, number)
+        message = exc.reason
+    from bot.github.files_diff import MAX_FILES, refusal, skipped_reason
+
+    files = await list_files(client, number, limit=MAX_FILES)
+    reasons = {f.path: skipped_reason(f) for f in files}
     return PullDiff(
         text=diff_from_files(files),
         rebuilt_from_files=True,
         files_without_patch=[f.path for f in files if f.patch is None],
+        refused=refusal(message),
+        skipped={path: why for path, why in reasons.items() if why is not None},
+        listed=len(files),
+        capped=len(files) >= MAX_FILES,
     )
 
 

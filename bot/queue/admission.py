@@ -119,7 +119,12 @@ async def _admit_command(ctx: JobContext, pull: PullInfo) -> None:
 
 
 def _admit_automatic(ctx: JobContext, pull: PullInfo, config: EffectiveConfig) -> None:
-    request = ctx.request
+    admit_automatic(ctx.request, pull, config)
+
+
+def admit_automatic(request: JobRequest, pull: PullInfo, config: EffectiveConfig) -> None:
+    """A label or push trigger against the PR and the repo's config: `Skip` with the
+    reason when it does not apply (the GitHub Action asks the same)."""
     if pull.state != "open":
         raise Skip("the pull request is closed")
     if pull.draft and not config.review_drafts:

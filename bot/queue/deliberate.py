@@ -19,6 +19,7 @@ from bot.metrics import DELIBERATION_SECONDS, GITHUB_REVIEWS_WAITING
 from bot.queue.admission import Admitted, Skip, admit, reply_failure
 from bot.queue.checkrun import CheckRunLifecycle
 from bot.queue.deps import WorkerDeps
+from bot.queue.inline_step import InlineRequest
 from bot.queue.jobcontext import AUTOMATIC, JobContext
 from bot.queue.jobs import JobRequest
 from bot.queue.lease import Lease, LeaseLost
@@ -33,6 +34,7 @@ from bot.review.pull import pull_setup
 from bot.review.run import deliberate, record_request, registry_preflight, resumes
 from bot.review.setup import RepoSetup
 from bot.review.sources import PullSource
+from bot.review.tracked import incremental_base, track_findings
 from bot.store.records import (
     DeliberationRecord,
     DeliberationStatus,
@@ -260,7 +262,24 @@ class DeliberationJob:
             preflight=registry_preflight(ctx.deps.providers),
         )
         DELIBERATION_SECONDS.labels(record.protocol).observe(time.monotonic() - started)
-        await publish(ctx, lifecycle, admitted.pull, setup, advisory, prepared.task_type)
+        # Every raised finding by fingerprint; a re-review's fixed, still open and new.
+        advisory = await track_findings(
+            ctx.db,
+            record.repo,
+            admitted.pull.number,
+            record.id,
+            record.head_sha,
+            prepared,
+            advisory,
+        )
+        inline = InlineRequest(
+            post=prepared.inline,
+            min_severity=setup.config.inline_min_severity,
+            changed_lines=prepared.built.changed_lines,
+        )
+        await publish(
+            ctx, lifecycle, admitted.pull, setup, advisory, prepared.task_type, inline=inline
+        )
         return advisory.resolution.value
 
     async def _prepare(
@@ -272,6 +291,7 @@ class DeliberationJob:
             debate_mode=ctx.request.debate_mode,
             board_add=ctx.request.board_add,
             board_remove=ctx.request.board_remove,
+            inline=ctx.request.inline,
         )
         available = [] if setup.config.models else await ctx.deps.providers.available_models()
         if not (setup.config.models or available):
@@ -279,11 +299,22 @@ class DeliberationJob:
                 "No model is configured for the council: the operator sets COUNCIL_MODELS or a "
                 "provider key (ANTHROPIC_API_KEY, OPENAI_API_KEY)."
             )
+        # A push to a reviewed PR: the new commits only (bot.review.rereview).
+        base = await incremental_base(
+            ctx.db,
+            ctx.request.repo,
+            admitted.pull.number,
+            admitted.pull.head_sha,
+            trigger=ctx.request.trigger,
+            enabled=setup.config.incremental_reviews,
+        )
         source = PullSource(
             ctx.client,
             admitted.pull,
             cache=ctx.blob_cache(),
             archive_max_bytes=ctx.settings.archive_max_bytes,
+            since=base.since if base is not None else None,
+            open_findings=base.open_findings if base is not None else (),
         )
         return await prepare_review(source, setup, ctx.settings, options, available=available)
 

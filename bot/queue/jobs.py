@@ -56,6 +56,7 @@ class JobRequest(BaseModel):
     debate_mode: Literal["quick", "standard", "full"] | None = None  # `/council debate --full`
     board_add: tuple[str, ...] = ()  # `/council board +persona`
     board_remove: tuple[str, ...] = ()  # `/council board -persona`
+    inline: bool = False  # `/council --inline`: findings as review comments for this run
     check_run_id: int | None = None
     action: str | None = None  # requested_action identifier: bot.render.checks.BUTTON_*
     label: str | None = None

@@ -35,6 +35,7 @@ from bot.metrics import OUTCOMES
 from bot.queue.checkrun import CheckRunLifecycle
 from bot.queue.deps import WorkerDeps
 from bot.queue.failures import explain_failure
+from bot.queue.inline_step import InlineRequest, inline_step
 from bot.queue.jobcontext import JobContext
 from bot.queue.problems import setup_note
 from bot.render import conclusion_for, render_check_run, render_comment
@@ -85,10 +86,16 @@ async def publish(
     setup: RepoSetup,
     advisory: Advisory,
     task_type: str,
+    *,
+    inline: InlineRequest | None = None,
 ) -> None:
     """Post the advisory and complete the check run; or keep it for `publish_pending`
-    when GitHub will not take it now (the job then ends without an error)."""
+    when GitHub will not take it now (the job then ends without an error). `inline`: the
+    review comments step first (`bot.queue.inline_step`), which also drops findings a
+    person dismissed; a kept advisory is kept as that step left it."""
     deps, record = ctx.deps, lifecycle.record
+    if inline is not None:
+        advisory = await inline_step(ctx, pull, advisory, inline)
     pending = PendingPublication(
         deliberation_id=record.id,
         task_type=task_type,

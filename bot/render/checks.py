@@ -35,6 +35,7 @@ from bot.render.markdown import (
     top_findings_table,
     verdict_heading,
 )
+from bot.render.scope import scope_summary
 from bot.render.usage import cost_text, usage_notes
 from bot.safety import strip_invisible
 
@@ -201,6 +202,7 @@ def _summary_head(advisory: Advisory) -> list[str]:
         parts.append(banner)
     if advisory.reason:
         parts.append(f"**Why:** {cell(advisory.reason, 1_000)}")
+    parts += scope_summary(advisory)  # a re-review, a diff built from the files API
     return parts
 
 

@@ -53,6 +53,7 @@ from bot.council.advisory import (
 from bot.council.resolution import MAX_CONDITIONS
 from bot.council.schemas import Assessment, Severity
 from bot.render import debate  # a module import: bot.render.debate imports this one
+from bot.render.scope import scope_visible
 from bot.render.strategies import strategies_details, strategies_line
 from bot.render.usage import cost_text, usage_notes
 from bot.safety import defuse_links, sanitize_html_text, sanitize_inline, sanitize_markdown
@@ -569,6 +570,7 @@ def _visible(
     parts = [
         COMMENT_MARKER,
         *_verdict_lines(advisory, options, caps),
+        scope_visible(advisory),  # a re-review, a diff built from the files API
         debate.debate_visible(advisory),
     ]
     if advisory.resolution in (Resolution.NO_QUORUM, Resolution.FAILED) and advisory.seats:

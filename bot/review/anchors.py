@@ -76,7 +76,10 @@ def _anchored(item: _M, changed: ChangedLines, tally: Counter[Outcome] | None) -
         tally[outcome] += 1
     if outcome == "kept":
         return item
-    return item.model_copy(update={"start_line": new_start, "end_line": new_end})
+    update: dict[str, object] = {"start_line": new_start, "end_line": new_end}
+    if getattr(item, "replacement", None) is not None:  # it was for the lines cited
+        update["replacement"] = None
+    return item.model_copy(update=update)
 
 
 def anchor_advisory(advisory: Advisory, changed: ChangedLines) -> Advisory:

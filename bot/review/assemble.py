@@ -13,11 +13,13 @@ from pydantic import ValidationError
 from bot.context import BuiltContext
 from bot.council.board import BoardConfig
 from bot.council.engine import DeliberationRequest
-from bot.council.prompts import render_context
+from bot.council.prompts import ContextSection, render_context
 from bot.council.protocols import BOARD_SIZE
 from bot.council.protocols import protocol as protocol_spec
+from bot.council.scope import ReviewScope
 from bot.council.scoring import ReviewSignals, review_task_type
 from bot.review.inputs import context_budget, council_inputs, review_topic
+from bot.review.rereview import FindingTracking
 from bot.review.setup import RepoSetup
 from bot.review.sources import Source
 from bot.settings import Settings
@@ -42,6 +44,7 @@ class ReviewOptions:
     debate_mode: str | None = None  # debate: quick, standard or full (None: the config's)
     board_add: Sequence[str] = ()  # board: personas seated for this run
     board_remove: Sequence[str] = ()  # board: personas kept off for this run
+    inline: bool = False  # findings as review comments for this run (else the config's)
 
 
 @dataclass
@@ -65,6 +68,11 @@ class PreparedReview:
     debate_mode: str | None = None
     board_add: list[str] = field(default_factory=list)
     board_remove: list[str] = field(default_factory=list)
+    inline: bool = False  # post the findings as review comments (the config's or the run's)
+    # A pull request's: what the review covered (on the advisory), and how its findings
+    # are followed after it (bot.review.rereview).
+    scope: ReviewScope | None = None
+    tracking: FindingTracking | None = None
 
     @property
     def task_type(self) -> str:
@@ -125,6 +133,8 @@ async def prepare_review(
     gathered = await source.gather(budget, config.ignore_paths)
     topic = review_topic(options.question)
     sections, signals, omitted = council_inputs(gathered.built, topic)
+    for kind, why, text in gathered.extra:  # after the signals: the findings still open
+        sections.insert(1, ContextSection(kind=kind, why=why, text=text))
     # The built title is the cleaned one (hidden text removed, secrets redacted).
     context_text = render_context(gathered.built.title, sections, omitted)
     return PreparedReview(
@@ -145,6 +155,9 @@ async def prepare_review(
         debate_mode=options.debate_mode or config.debate_mode,
         board_add=list(options.board_add),
         board_remove=list(options.board_remove),
+        inline=options.inline or config.inline_comments,
+        scope=gathered.scope,
+        tracking=gathered.tracking,
     )
 
 

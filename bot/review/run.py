@@ -93,7 +93,10 @@ async def deliberate(
         await preflight(await seated_models(engine, request))
     advisory = await engine.deliberate(request, budget=budget)
     # Findings cite only lines the diff adds (bot/review/anchors.py).
-    return anchor_advisory(advisory, prepared.built.changed_lines)
+    advisory = anchor_advisory(advisory, prepared.built.changed_lines)
+    if prepared.scope is not None:  # a re-review, a diff built from the files API
+        advisory = advisory.model_copy(update={"scope": prepared.scope})
+    return advisory
 
 
 async def seated_models(engine: Engine, request: DeliberationRequest) -> list[str]:

@@ -22,11 +22,16 @@ from bot.context.diff import nothing_to_review
 from bot.context.related import MAX_FILE_BYTES
 from bot.review.local import LocalChange, NothingToReview
 from bot.review.localrepo import build_local_context
+from bot.review.rereview import head_text_lines
 
 if TYPE_CHECKING:  # githubkit is heavy; a local review never needs it
+    from bot.council.scope import ReviewScope
     from bot.github.client import RepoClient
-    from bot.github.fetch import PullInfo
+    from bot.github.fetch import PullDiff, PullInfo
     from bot.github.snapshot import BlobCache
+    from bot.review.pullplan import ReviewPlan
+    from bot.review.rereview import FindingTracking
+    from bot.store.findings import PrFinding
 
 
 _CHANGED = re.compile(r"^\+\+\+ b/(.+)$", re.M)  # the changed files' paths at head
@@ -37,6 +42,12 @@ PUSH_A_CHANGE = "push a commit that changes a text line, or comment /council aga
 class Gathered:
     built: BuiltContext
     notes: list[str] = field(default_factory=list)
+    # A pull request's: what the review covered (bot.council.scope), how to follow its
+    # findings after it (bot.review.rereview), and context sections beyond the change's
+    # own ((kind, why, text): the findings still open from the last review).
+    scope: ReviewScope | None = None
+    tracking: FindingTracking | None = None
+    extra: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 class Source(Protocol):
@@ -90,6 +101,10 @@ class PullSource:
     pull: PullInfo
     cache: BlobCache | None = None  # None: a cache for this review only
     archive_max_bytes: int = 100_000_000
+    # An incremental re-review of a push (bot.review.rereview): the last advisory's head,
+    # and the findings still open on the pull request.
+    since: str | None = None
+    open_findings: Sequence[PrFinding] = ()
 
     @property
     def compared(self) -> str:
@@ -120,11 +135,17 @@ class PullSource:
             reason = nothing_to_review(diff.text)
             if reason is not None and not diff.files_without_patch:
                 raise NothingToReview(reason, self.compared, PUSH_A_CHANGE)
-            await head.expect(_CHANGED.findall(diff.text))
+            plan = await self._plan(diff)
+            await head.expect(_CHANGED.findall(plan.text))
+            tracking = plan.tracking
+            for path in {f.path for f in self.open_findings}:  # fixed? read their lines
+                tracking.head_lines[path] = head_text_lines(await head.read(path))
             meta = PullRequestMeta(
                 title=pull.title,
                 body=pull.body,
-                commit_messages=await commit_messages(client, pull.number),
+                commit_messages=plan.commit_messages
+                if plan.commit_messages is not None
+                else await commit_messages(client, pull.number),
                 base_ref=pull.base_ref,
                 head_ref=pull.head_ref,
             )
@@ -141,7 +162,7 @@ class PullSource:
             async with guide:
                 built = await build_context(
                     meta,
-                    diff.text,
+                    plan.text,
                     head.files,
                     head.read,
                     budget_tokens=budget_tokens,
@@ -154,9 +175,11 @@ class PullSource:
                 "GitHub truncated the repository tree: related files may be missing from the "
                 "context."
             )
-        if diff.rebuilt_from_files and diff.files_without_patch:
-            notes.append(
-                "GitHub did not show the changes of: "
-                + ", ".join(clean_untrusted(p) for p in diff.files_without_patch[:20])
-            )
-        return Gathered(built, notes)
+        tracking.reviewed_files = {f.path for f in built.files}
+        return Gathered(built, notes, scope=plan.scope, tracking=tracking, extra=plan.extra)
+
+    async def _plan(self, diff: PullDiff) -> ReviewPlan:
+        """The diff to review: the PR's, or for a re-review the new commits' hunks in it."""
+        from bot.review.pullplan import plan_review
+
+        return await plan_review(self.client, self.pull, diff, self.since, self.open_findings)

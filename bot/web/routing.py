@@ -97,6 +97,7 @@ def _issue_comment(delivery_id: str, body: bytes) -> Routed:
         debate_mode=command.mode,
         board_add=command.board_add,
         board_remove=command.board_remove,
+        inline=command.inline,
         # Cleaned at the door: the job, its logs and its records never hold the raw text.
         question=(clean_untrusted(command.question) or None) if command.question else None,
     )

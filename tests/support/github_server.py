@@ -31,6 +31,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import copy
+import difflib
 import gzip
 import hashlib
 import io
@@ -72,6 +73,10 @@ SECONDARY_RATE_LIMIT_MESSAGE = (
 )
 DIFF_TOO_LARGE_MESSAGE = (
     "Sorry, the diff exceeded the maximum number of files (300). Consider using 'List pull "
+    "requests files' API or locally cloning the repository instead."
+)
+DIFF_TOO_MANY_LINES_MESSAGE = (
+    "Sorry, the diff exceeded the maximum number of lines (20000). Consider using 'List pull "
     "requests files' API or locally cloning the repository instead."
 )
 _EPOCH = datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -212,6 +217,9 @@ class _Pull:
     merged: bool = False
     diff_too_large: bool = False
     created_at: datetime = _EPOCH
+    # head SHA -> every commit it contains since the PR's base, oldest first (a push adds
+    # to the previous head's; a force-push starts again; a base merge adds the base's head)
+    history: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -297,6 +305,15 @@ def _b64_lines(data: bytes) -> str:
 class FakeGitHub:
     """The scriptable state behind the HTTP app; run it with `run_fake_github()`."""
 
+    # GitHub's limits on a pull request's diff and files (a test may lower them): the diff
+    # media type answers 406 "too_large" past `diff_max_files` files or `diff_max_lines`
+    # changed lines; the files API lists at most `files_max` files; a file changing more
+    # than `patch_max_lines` lines comes without its `patch` (as a binary file does).
+    diff_max_files = 300
+    diff_max_lines = 20_000
+    files_max = 3_000
+    patch_max_lines = 20_000
+
     def __init__(self) -> None:
         self.url = ""
         self.app_id: int | None = None
@@ -327,6 +344,10 @@ class FakeGitHub:
         self._permissions: dict[tuple[str, str], Permission] = {}
         self._tokens: dict[str, _Token] = {}
         self._routes = _routes(self)
+        # Reviews, review comments, threads (tests/support/github_reviews.py).
+        from tests.support.github_reviews import ReviewsFake
+
+        self.review_state = ReviewsFake()
         self.app = FastAPI()
         self.app.add_api_route(
             "/{full_path:path}",
@@ -444,8 +465,13 @@ class FakeGitHub:
         diff: str | None = None,
         files_at_head: Mapping[str, str | bytes] | None = None,
         commits: tuple[str, ...] | list[str] = ("another commit",),
+        force: bool = False,
+        base_merged: bool = False,
     ) -> None:
-        """A new push to the PR's head branch (a `synchronize`)."""
+        """A new push to the PR's head branch (a `synchronize`). `diff` is the PR's diff at
+        the new head (unchanged if None); compare between two recorded heads diffs their
+        files. `force`: a force-push, the old head is no longer an ancestor (compare says
+        `diverged`); `base_merged`: the last commit merges the base branch into the PR."""
         with self._lock:
             pull = self._pull(full_name, number)
             files = files_at_head
@@ -453,7 +479,9 @@ class FakeGitHub:
                 files = dict(self._repo(full_name).refs[pull.head_sha])
             if diff is not None:
                 _check_diff(diff)
-            self._push(pull, head_sha, diff or pull.diff, files, commits)
+            self._push(
+                pull, head_sha, diff or pull.diff, files, commits, force=force, merge=base_merged
+            )
 
     def close_pull(self, full_name: str, number: int, *, merged: bool = False) -> None:
         with self._lock:
@@ -581,7 +609,10 @@ class FakeGitHub:
             self._check_runs.clear()
             self._permissions.clear()
             self._tokens.clear()
+            self.review_state = type(self.review_state)()
             self.tree_limit = 100_000
+            for limit in ("diff_max_files", "diff_max_lines", "files_max", "patch_max_lines"):
+                self.__dict__.pop(limit, None)  # back to the class's (GitHub's) limits
             self.archive_override = None
             self._rate = None
             self._archive_tokens.clear()
@@ -652,9 +683,18 @@ class FakeGitHub:
         diff: str,
         files: Mapping[str, str | bytes],
         messages: tuple[str, ...] | list[str],
+        *,
+        force: bool = False,
+        merge: bool = False,
     ) -> None:
         shas = [_sha(pull.repo, str(pull.number), head_sha, str(i)) for i in messages[:-1]]
         shas.append(head_sha)
+        before = [] if force else pull.history.get(pull.head_sha, [])
+        if force:  # the PR's commits are the new ones only
+            pull.commits = []
+        if merge:  # the base branch's head becomes part of the PR's history
+            before = [*before, _sha(pull.repo, pull.base_ref, "head")]
+        pull.history[head_sha] = [*before, *shas]
         for sha, message in zip(shas, messages, strict=True):
             pull.commits.append((sha, message))
         pull.head_sha, pull.diff = head_sha, diff
@@ -836,7 +876,8 @@ class _Ctx:
         """Who the token acts as: the App's bot user, or the token's own user."""
         if self.token.installation_id is not None:
             return self.fake.app_login, "Bot"
-        return self.token.login, "User"
+        # A workflow's GITHUB_TOKEN writes as github-actions[bot].
+        return self.token.login, "Bot" if self.token.login.endswith("[bot]") else "User"
 
     @property
     def body(self) -> Json:
@@ -1181,9 +1222,15 @@ def _raw_patches(diff: str) -> list[str]:
 
 
 def _diff_entries(fake: FakeGitHub, pull: _Pull) -> list[Json]:
+    return _entries_of(fake, pull.repo, pull.head_sha, pull.diff)
+
+
+def _entries_of(fake: FakeGitHub, repo: str, head_sha: str, diff: str) -> list[Json]:
+    """The files API's rows of `diff` at `head_sha` (no `patch` for a binary file or one
+    changing more than `patch_max_lines` lines)."""
     entries: list[Json] = []
-    files = PatchSet(pull.diff)
-    raw = _raw_patches(pull.diff)
+    files = PatchSet(diff)
+    raw = _raw_patches(diff)
     if len(raw) != len(files):  # not a git diff: fall back to unidiff's rendering
         raw = ["".join(str(hunk) for hunk in patched).rstrip("\n") for patched in files]
     for patched, patch in zip(files, raw, strict=True):
@@ -1195,21 +1242,20 @@ def _diff_entries(fake: FakeGitHub, pull: _Pull) -> list[Json]:
             status = "removed"
         elif patched.is_rename:
             status = "renamed"
-        raw_url = f"{HTML_BASE}/{pull.repo}/raw/{pull.head_sha}/{quote(name)}"
+        raw_url = f"{HTML_BASE}/{repo}/raw/{head_sha}/{quote(name)}"
         entry: Json = {
-            "sha": _sha(pull.head_sha, name),
+            "sha": _sha(head_sha, name),
             "filename": name,
             "status": status,
             "additions": patched.added,
             "deletions": patched.removed,
             "changes": patched.added + patched.removed,
-            "blob_url": f"{HTML_BASE}/{pull.repo}/blob/{pull.head_sha}/{quote(name)}",
+            "blob_url": f"{HTML_BASE}/{repo}/blob/{head_sha}/{quote(name)}",
             "raw_url": raw_url,
-            "contents_url": _api(
-                fake, f"/repos/{pull.repo}/contents/{quote(name)}?ref={pull.head_sha}"
-            ),
+            "contents_url": _api(fake, f"/repos/{repo}/contents/{quote(name)}?ref={head_sha}"),
         }
-        if not patched.is_binary_file and len(patched):
+        too_large = patched.added + patched.removed > fake.patch_max_lines
+        if not patched.is_binary_file and len(patched) and not too_large:
             entry["patch"] = patch
         if patched.is_rename:
             entry["previous_filename"] = patched.source_file.removeprefix("a/")
@@ -1404,10 +1450,11 @@ def _get_pull(ctx: _Ctx, owner: str, repo: str, number: str) -> Response:
     pull = ctx.fake._pull(f"{owner}/{repo}", int(number))
     accept = ctx.request.headers.get("accept", "")
     if "application/vnd.github.diff" in accept or "application/vnd.github.v3.diff" in accept:
-        if pull.diff_too_large:
+        too_large = _diff_too_large(ctx.fake, pull)
+        if too_large is not None:
             raise _HttpError(
                 406,
-                DIFF_TOO_LARGE_MESSAGE,
+                too_large,
                 errors=[{"resource": "PullRequest", "field": "diff", "code": "too_large"}],
                 documentation_url=f"{DOCS}/pulls/pulls#list-pull-requests-files",
             )
@@ -1422,9 +1469,21 @@ def _get_pull(ctx: _Ctx, owner: str, repo: str, number: str) -> Response:
     return _json_response(200, _pull_json(ctx.fake, pull))
 
 
+def _diff_too_large(fake: FakeGitHub, pull: _Pull) -> str | None:
+    """GitHub's 406 message when the PR's diff is past its limits, else None."""
+    if pull.diff_too_large:
+        return DIFF_TOO_LARGE_MESSAGE
+    files = PatchSet(pull.diff)
+    if len(files) > fake.diff_max_files:
+        return DIFF_TOO_LARGE_MESSAGE.replace("(300)", f"({fake.diff_max_files})")
+    if sum(f.added + f.removed for f in files) > fake.diff_max_lines:
+        return DIFF_TOO_MANY_LINES_MESSAGE.replace("(20000)", f"({fake.diff_max_lines})")
+    return None
+
+
 def _list_pull_files(ctx: _Ctx, owner: str, repo: str, number: str) -> Response:
     pull = ctx.fake._pull(f"{owner}/{repo}", int(number))
-    return _page(ctx, _diff_entries(ctx.fake, pull))
+    return _page(ctx, _diff_entries(ctx.fake, pull)[: ctx.fake.files_max])
 
 
 def _list_pull_commits(ctx: _Ctx, owner: str, repo: str, number: str) -> Response:
@@ -1619,6 +1678,17 @@ def _compare(ctx: _Ctx, owner: str, repo: str, basehead: str) -> Response:
     base, sep, head = basehead.partition("...")
     if not sep or (base not in target.refs and base not in target.commit_messages):
         raise _HttpError(404, "Not Found")
+    # Two heads a pull request had: their histories say ahead, behind or diverged.
+    recorded = next(
+        (
+            p
+            for p in ctx.fake._pulls.values()
+            if p.repo == full_name and head in p.history and base in p.history
+        ),
+        None,
+    )
+    if recorded is not None:
+        return _compare_heads(ctx, target, recorded, base, head, basehead)
     pull = next(
         (p for p in ctx.fake._pulls.values() if p.repo == full_name and p.head_sha == head), None
     )
@@ -1635,6 +1705,75 @@ def _compare(ctx: _Ctx, owner: str, repo: str, basehead: str) -> Response:
     base_commit = _commit_json(
         ctx.fake, full_name, base, target.commit_messages.get(base, "base"), None
     )
+    files = _diff_entries(ctx.fake, pull) if commits else []
+    return _compare_response(ctx, target, basehead, base_commit, base_commit, commits, files)
+
+
+def _compare_heads(
+    ctx: _Ctx, target: _Repo, pull: _Pull, base: str, head: str, basehead: str
+) -> Response:
+    """Compare between two recorded heads of `pull`: the commits `head` has that `base`
+    has not, and the files changed from their merge base to `head` (a diff of the trees)."""
+    fake, full_name = ctx.fake, target.full_name
+    ours, theirs = pull.history[head], pull.history[base]
+    common = 0
+    while common < min(len(ours), len(theirs)) and ours[common] == theirs[common]:
+        common += 1
+    merge_base = ours[common - 1] if common else pull.base_sha
+    if base == head:
+        status, merge_base = "identical", base
+    elif base in ours:
+        status, merge_base = "ahead", base
+        common = ours.index(base) + 1
+    elif head in theirs:
+        status, merge_base = "behind", head
+    else:
+        status = "diverged"
+    ahead = ours[common:] if status != "behind" else []
+    behind_by = 0 if status in ("ahead", "identical") else len(theirs) - common
+    commits = []
+    parent = merge_base
+    for sha in ahead:
+        message = target.commit_messages.get(sha, "commit")
+        commits.append(_commit_json(fake, full_name, sha, message, parent))
+        parent = sha
+    base_commit = _commit_json(fake, full_name, base, target.commit_messages.get(base, "c"), None)
+    merge_commit = _commit_json(
+        fake, full_name, merge_base, target.commit_messages.get(merge_base, "base"), None
+    )
+    old = target.refs.get(merge_base) or target.refs.get(pull.base_ref, {})
+    diff = tree_diff(old, target.refs.get(head, {}))
+    if "application/vnd.github.diff" in ctx.request.headers.get("accept", ""):
+        headers = _rate_headers()
+        headers["x-github-media-type"] = "github.v3; param=diff"
+        return Response(diff.encode(), 200, headers, media_type="application/vnd.github.diff")
+    files = _entries_of(fake, full_name, head, diff) if diff else []
+    return _compare_response(
+        ctx,
+        target,
+        basehead,
+        base_commit,
+        merge_commit,
+        commits,
+        files[:300],  # compare lists at most 300 files
+        status=status,
+        behind_by=behind_by,
+    )
+
+
+def _compare_response(
+    ctx: _Ctx,
+    target: _Repo,
+    basehead: str,
+    base_commit: Json,
+    merge_base_commit: Json,
+    commits: list[Json],
+    files: list[Json],
+    *,
+    status: str | None = None,
+    behind_by: int = 0,
+) -> Response:
+    full_name = target.full_name
     api = _api(ctx.fake, f"/repos/{full_name}")
     body = {
         "url": f"{api}/compare/{basehead}",
@@ -1643,15 +1782,50 @@ def _compare(ctx: _Ctx, owner: str, repo: str, basehead: str) -> Response:
         "diff_url": f"{HTML_BASE}/{full_name}/compare/{basehead}.diff",
         "patch_url": f"{HTML_BASE}/{full_name}/compare/{basehead}.patch",
         "base_commit": base_commit,
-        "merge_base_commit": base_commit,
-        "status": "ahead" if commits else "identical",
+        "merge_base_commit": merge_base_commit,
+        "status": status or ("ahead" if commits else "identical"),
         "ahead_by": len(commits),
-        "behind_by": 0,
+        "behind_by": behind_by,
         "total_commits": len(commits),
         "commits": commits,
-        "files": _diff_entries(ctx.fake, pull) if commits else [],
+        "files": files,
     }
     return _json_response(200, body)
+
+
+def tree_diff(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> str:
+    """A git diff between two trees (path -> bytes), as `git diff` writes it."""
+    parts: list[str] = []
+    for path in sorted(set(old) | set(new)):
+        before, after = old.get(path), new.get(path)
+        if before == after:
+            continue
+        source = "/dev/null" if before is None else f"a/{path}"
+        target = "/dev/null" if after is None else f"b/{path}"
+        head = f"diff --git a/{path} b/{path}\n"
+        if before is None:
+            head += "new file mode 100644\n"
+        elif after is None:
+            head += "deleted file mode 100644\n"
+        head += f"index {_blob_sha(before or b'')[:7]}..{_blob_sha(after or b'')[:7]}"
+        head += "\n" if before is None or after is None else " 100644\n"
+        texts: list[str | None] = []
+        for data in (before or b"", after or b""):
+            try:
+                texts.append(data.decode("utf-8"))
+            except UnicodeDecodeError:
+                texts.append(None)
+        if None in texts or any("\0" in t for t in texts if t is not None):
+            parts.append(head + f"Binary files {source} and {target} differ\n")
+            continue
+        lines = [
+            [line if line.endswith("\n") else line + "\n" for line in t.splitlines(True)]
+            for t in texts
+            if t is not None
+        ]
+        hunks = "".join(difflib.unified_diff(lines[0], lines[1], source, target))
+        parts.append(head + hunks)
+    return "".join(parts)
 
 
 def _list_comments(ctx: _Ctx, owner: str, repo: str, number: str) -> Response:
@@ -1959,6 +2133,9 @@ def _routes(fake: FakeGitHub) -> list[_Route]:
         ("GET", repo + r"/commits/(?P<ref>[^/]+)/check-runs", _list_check_runs, False),
         ("GET", repo + r"/collaborators/(?P<username>[^/]+)/permission", _get_permission, False),
     ]
+    from tests.support.github_reviews import review_routes
+
+    table += review_routes()
     return [_Route(m, re.compile(p), h, a) for m, p, h, a in table]
 
 

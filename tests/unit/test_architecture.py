@@ -63,7 +63,10 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "providers": frozenset(),
     "render": frozenset({"council"}),  # council's types
     "store": frozenset({"council"}),  # the ledger protocol and types
-    "cli": frozenset({"review", "render", "web", "queue"}),  # web, queue: CLI_APP_ONLY
+    "cli": frozenset({"review", "render", "web", "queue", "action"}),  # web, queue: CLI_APP_ONLY
+    # The GitHub Action: the App's routing (web) and admission/publishing pieces (queue)
+    # around the review, in one process with the workflow's token.
+    "action": frozenset({"web", "queue", "review", "github", "render", "store"}),
 }
 LEAVES = frozenset(
     {

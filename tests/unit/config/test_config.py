@@ -641,3 +641,23 @@ def test_check_exits_2_when_the_file_cannot_be_read(tmp_path: Path, case: str) -
     assert done.code == 2
     assert done.stderr.startswith(f"error: {path}:")
     assert done.stdout == ""
+
+
+# --- inline review comments ------------------------------------------------------------------
+
+
+def test_inline_comments_are_off_by_default_and_shown_in_the_effective_config() -> None:
+    config = load(None).config
+    assert (config.inline_comments, config.inline_min_severity) == (False, "major")
+    shown = yaml.safe_load(effective_yaml(load("inline_comments: true\n").config))
+    assert shown["inline_comments"] is True and shown["inline_min_severity"] == "major"
+    assert "inline_min_severity: critical" in render_effective(
+        load("inline_min_severity: critical\n").config
+    )
+
+
+def test_an_invalid_inline_key_is_reported_and_its_default_kept() -> None:
+    result = load("inline_comments: sometimes\ninline_min_severity: blocker\nmax_findings: 3\n")
+    assert {i.key for i in result.issues} == {"inline_comments", "inline_min_severity"}
+    assert result.config.inline_comments is False
+    assert result.config.inline_min_severity == "major" and result.config.max_findings == 3

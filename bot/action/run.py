@@ -1,0 +1,389 @@
+"""One workflow run of the action: the event decided, the commenter's permission checked,
+and the App's review published with the workflow's token.
+
+    outcome = await run_action(ActionEnv.from_environ(os.environ), Settings())
+
+Everything about the pull request is read through the API: its diff and files at the head
+SHA, and `.github/council.yml`, the personas and the guidance from the default branch
+(`bot.review.pull`, as the App's worker reads them). Nothing needs Redis: the GitHub client
+is the token client (`RepoClient.from_token`: in-memory pacing, no rate-limit watch), the
+blob cache is in memory, the providers' concurrency and structured-output modes are held
+in the process, the ledger is SQLite in a temporary directory and the spend cap is held in
+memory, as for `council review`. The workflow's `concurrency` group stands in for the
+App's leases and locks: one run per pull request at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import structlog
+from githubkit.rest.paginator import Paginator
+from githubkit_schemas.latest.models import CheckRun, IssueComment
+
+from bot.action.event import ActionEnv, Note, decide
+from bot.action.publish import ActionCheckRun, post_advisory_comment, without_verdict
+from bot.github.client import RepoClient
+from bot.github.errors import GitHubAuthError, GitHubError, github_errors
+from bot.github.fetch import PullInfo, fetch_diff, fetch_pull
+from bot.github.permissions import can_trigger
+from bot.github.publish import CheckRunPublisher, react, reply
+from bot.github.snapshot import MemoryBlobCache
+from bot.queue.admission import DENIED, Admitted, Skip, admit_automatic
+from bot.queue.control import help_text
+from bot.queue.failures import explain_failure
+from bot.queue.jobs import JobRequest
+from bot.render.checks import CHECK_RUN_NAME
+from bot.review import (
+    Advisory,
+    ConveneError,
+    ProviderError,
+    ProviderRegistry,
+    Resolution,
+    load_catalog,
+)
+from bot.review.assemble import PreparedReview, ReviewError, ReviewOptions, prepare_review
+from bot.review.inline import DiffLines, publish_inline
+from bot.review.inputs import review_topic
+from bot.review.local import NothingToReview
+from bot.review.pull import pull_setup, read_repo_config
+from bot.review.run import deliberate, registry_preflight
+from bot.review.setup import RepoSetup, SetupError
+from bot.review.sources import PullSource
+from bot.settings import Settings
+from bot.store.db import Database
+from bot.store.records import create_deliberation
+from bot.web.routing import InvalidPayload
+
+__all__ = ["ActionFailed", "Outcome", "run_action", "write_summary"]
+
+log = structlog.get_logger(__name__)
+
+SUMMARY_HEADING = "### PR Council"
+CANCELLED = "The workflow run was cancelled (a newer run for this pull request, or by hand)."
+PERMISSIONS_HINT = (
+    "In a workflow, the token's access is the job's `permissions:` - the action needs "
+    "contents: read, and pull-requests, checks and issues: write."
+)
+NO_MODEL = (
+    "No model is configured for the council: pass `anthropic-api-key` or `openai-api-key` "
+    "to the action from a repository secret (or `models` with an endpoint)."
+)
+
+
+# Failures `explain_failure` words for people: no traceback in the job's log for these.
+EXPLAINED = (GitHubError, ProviderError, ReviewError, ConveneError, SetupError)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the run did, as one Markdown paragraph for the job summary."""
+
+    summary: str
+    resolution: str | None = None  # the advisory's, when the council convened
+
+
+class ActionFailed(Exception):
+    """The run could not do its work; the message says what failed (the check run, when
+    one was opened, says it too). `council action` exits 1."""
+
+
+def write_summary(env: ActionEnv, text: str) -> None:
+    """Append to the job summary (`GITHUB_STEP_SUMMARY`), when the runner gives one."""
+    if env.step_summary is None:
+        return
+    with env.step_summary.open("a", encoding="utf-8") as summary:
+        summary.write(f"{SUMMARY_HEADING}\n\n{text.strip()}\n\n")
+
+
+async def run_action(env: ActionEnv, settings: Settings) -> Outcome:
+    try:
+        body = env.event_path.read_bytes()
+    except OSError as error:
+        raise ActionFailed(f"cannot read the event file {env.event_path}: {error}") from None
+    has_secrets = bool(ProviderRegistry(settings).configured_models())
+    try:
+        decision = decide(
+            env.event_name, body, delivery_id=env.delivery_id, has_secrets=has_secrets
+        )
+    except InvalidPayload as error:
+        raise ActionFailed(f"the {env.event_name} event payload: {error}") from None
+    if isinstance(decision, Note):
+        return Outcome(decision.reason)
+    request = decision
+    if request.pr_number is None:  # the router always sets it for the action's triggers
+        return Outcome("Nothing to do: the event names no pull request.")
+    async with RepoClient.from_token(env.token, request.repo or env.repository, settings) as client:
+        try:
+            return await _handle(env, settings, client, request, request.pr_number)
+        except GitHubError as error:
+            reason = explain_failure(error, delivery_id=env.delivery_id)
+            if isinstance(error, GitHubAuthError):
+                reason += f" {PERMISSIONS_HINT}"
+            raise ActionFailed(reason) from error
+
+
+async def _handle(
+    env: ActionEnv, settings: Settings, client: RepoClient, request: JobRequest, pr: int
+) -> Outcome:
+    if request.trigger in ("command", "help", "cancel"):
+        if not await can_trigger(client, request.sender_login):
+            await _refuse(env, settings, client, request, pr)
+            return Outcome(
+                f"@{request.sender_login} may not convene the council (no write access)."
+            )
+        if request.comment_id is not None:
+            await _acknowledge(client, request.comment_id)
+    pull = await fetch_pull(client, pr)
+    if request.trigger == "cancel":
+        return await _cancel(client, request, pull)
+    cache = MemoryBlobCache()  # one run: config, personas and files share it
+    text, loaded = await read_repo_config(client, pull, settings, cache)
+    admitted = Admitted(pull, request.protocol, text, loaded)
+    publisher = CheckRunPublisher(client, update_interval_s=settings.check_update_interval_s)
+    if request.trigger in ("label", "push"):
+        try:
+            admit_automatic(request, pull, loaded.config)
+        except Skip as skip:
+            return Outcome(f"Skipped: {skip}.")
+        if await _reviewed(publisher, pull.head_sha):
+            return Outcome(f"Skipped: {pull.head_sha[:7]} was already reviewed.")
+    setup = await pull_setup(client, pull, settings, load_catalog(), text, cache)
+    if request.trigger == "help":
+        await reply(client, pr, help_text(setup))
+        return Outcome("Posted the grammar and the effective configuration.")
+    review = _Review(env, settings, client, request, admitted, setup, publisher, cache)
+    return await review.run()
+
+
+async def _refuse(
+    env: ActionEnv, settings: Settings, client: RepoClient, request: JobRequest, pr: int
+) -> None:
+    """The App's refusal, at most once per PR per `permission_reply_interval_s`: the App
+    keeps the window in Redis; here the PR's comments say when we last refused."""
+    window = timedelta(seconds=settings.permission_reply_interval_s)
+    since = datetime.now(UTC) - window
+    with github_errors("list the pull request's comments"):
+        pages: Paginator[IssueComment] = client.rest.paginate(
+            client.rest.issues.async_list_comments,
+            owner=client.owner,
+            repo=client.name,
+            issue_number=pr,
+            since=since,
+            per_page=100,
+        )
+        async for comment in pages:
+            author = comment.user.login if comment.user else None
+            ours = author == env.login and DENIED in (comment.body or "")
+            if ours and comment.created_at >= since:
+                return
+    await reply(client, pr, f"@{request.sender_login} {DENIED}")
+
+
+async def _acknowledge(client: RepoClient, comment_id: int) -> None:
+    try:
+        await react(client, comment_id, "eyes")
+    except GitHubError as error:  # "seen" must not stop the review
+        log.warning("reaction_failed", comment_id=comment_id, error=str(error))
+
+
+async def _council_runs(publisher: CheckRunPublisher, head_sha: str) -> list[CheckRun]:
+    c = publisher.client
+    with github_errors("list check runs"):
+        response = await c.rest.checks.async_list_for_ref(
+            c.owner, c.name, head_sha, check_name=CHECK_RUN_NAME, filter_="all", per_page=100
+        )
+    return list(response.parsed_data.check_runs)
+
+
+async def _reviewed(publisher: CheckRunPublisher, head_sha: str) -> bool:
+    """Label and push reviews run once per head SHA, as in the App (which asks its
+    database; the check runs on the SHA are the action's record)."""
+    runs = await _council_runs(publisher, head_sha)
+    return any(r.status == "completed" and r.conclusion != "cancelled" for r in runs)
+
+
+async def _cancel(client: RepoClient, request: JobRequest, pull: PullInfo) -> Outcome:
+    """The running review's workflow run is cancelled by this one starting (the example
+    workflow's `concurrency` group); its check run is closed here in case it could not."""
+    publisher = CheckRunPublisher(client, update_interval_s=0.0)
+    running = [r for r in await _council_runs(publisher, pull.head_sha) if r.status != "completed"]
+    for run in running:
+        await publisher.cancel(run.id, f"Cancelled by @{request.sender_login}.")
+    if not running:
+        await reply(
+            client,
+            pull.number,
+            "There is no running deliberation to cancel (a review's workflow run is stopped "
+            "as soon as another run for this pull request starts).",
+        )
+    return Outcome(f"Cancelled {len(running)} running review(s).")
+
+
+@dataclass
+class _Review:
+    env: ActionEnv
+    settings: Settings
+    client: RepoClient
+    request: JobRequest
+    admitted: Admitted
+    setup: RepoSetup
+    publisher: CheckRunPublisher
+    cache: MemoryBlobCache
+
+    async def run(self) -> Outcome:
+        pull, setup = self.admitted.pull, self.setup
+        protocol = self.admitted.protocol_for(setup.config, self.request.trigger)
+        deliberation_id = str(uuid.uuid4())  # the record's, once it exists
+        topic = review_topic(self.request.question)
+        check = ActionCheckRun(self.publisher, pull.head_sha, protocol, self.env.run_url)
+        registry = ProviderRegistry(self.settings)
+        with tempfile.TemporaryDirectory(prefix="council-") as tmp:
+            db = Database(f"sqlite+aiosqlite:///{Path(tmp) / 'council.db'}")
+            try:
+                await db.connect()
+                record = await create_deliberation(
+                    db,
+                    key=self.env.delivery_id,
+                    repo=self.client.full_name,
+                    pr_number=pull.number,
+                    head_sha=pull.head_sha,
+                    trigger=self.request.trigger,
+                    protocol=protocol,
+                    topic=topic,
+                )
+                deliberation_id = record.id
+                await check.open(deliberation_id, setup)
+                return await self._deliberate(db, registry, check, deliberation_id, protocol, topic)
+            except asyncio.CancelledError:  # the runner stops a cancelled job with SIGINT/TERM
+                await asyncio.shield(check.cancel(CANCELLED))
+                raise
+            except Exception as error:  # the check run must never stay in_progress
+                if isinstance(error, EXPLAINED):  # our own sentence says it all
+                    log.warning("action_review_failed", error=str(error))
+                else:
+                    log.exception("action_review_failed")
+                reason = explain_failure(error, delivery_id=self.env.delivery_id)
+                failed = without_verdict(
+                    deliberation_id, protocol, topic, Resolution.FAILED, reason
+                )
+                if check.check_run_id is not None and not check.completed:
+                    await check.without_verdict(failed)
+                await self._tell_commenter(reason)
+                raise ActionFailed(reason) from error
+            finally:
+                await registry.aclose()
+                await db.dispose()
+
+    async def _deliberate(
+        self,
+        db: Database,
+        registry: ProviderRegistry,
+        check: ActionCheckRun,
+        deliberation_id: str,
+        protocol: str,
+        topic: str,
+    ) -> Outcome:
+        pull, setup, request = self.admitted.pull, self.setup, self.request
+        options = ReviewOptions(
+            protocol=protocol,
+            question=topic,
+            debate_mode=request.debate_mode,
+            board_add=request.board_add,
+            board_remove=request.board_remove,
+            inline=request.inline,
+        )
+        available = [] if setup.config.models else await registry.available_models()
+        if not (setup.config.models or available):
+            raise ReviewError(NO_MODEL)
+        source = PullSource(
+            self.client, pull, cache=self.cache, archive_max_bytes=self.settings.archive_max_bytes
+        )
+        try:
+            prepared = await prepare_review(
+                source, setup, self.settings, options, available=available
+            )
+        except NothingToReview as nothing:
+            reason = f"{nothing.compared}: {nothing.reason}"
+            await check.without_verdict(
+                without_verdict(
+                    deliberation_id, protocol, topic, Resolution.NOTHING_TO_REVIEW, reason
+                )
+            )
+            return Outcome(f"Nothing to review: {reason}.", Resolution.NOTHING_TO_REVIEW.value)
+        cap = setup.config.max_cost_usd
+        advisory = await deliberate(
+            prepared,
+            self.settings,
+            deliberation_id=deliberation_id,
+            providers=registry,
+            db=db,
+            max_cost_usd=cap,
+            on_progress=check.on_progress,
+            # The store's budget, as in the App: the caps over this run's own ledger.
+            preflight=registry_preflight(registry),
+        )
+        if prepared.inline:
+            advisory = await self._inline(prepared, advisory, db)
+        return await self._publish(check, advisory)
+
+    async def _inline(self, prepared: PreparedReview, advisory: Advisory, db: Database) -> Advisory:
+        """Findings as review comments, as in the App; the workflow token cannot resolve a
+        thread, so a fixed finding's thread gets a "Fixed in <sha>" reply. The run's store
+        lasts one run: the comments' hidden markers keep duplicates and dismissals apart.
+        Best effort: GitHub failing here never keeps the advisory from being published."""
+        pull = self.admitted.pull
+        try:
+            diff = await fetch_diff(self.client, pull.number)
+            lines = DiffLines.from_diff(diff.text, prepared.built.changed_lines)
+            result = await publish_inline(
+                self.client,
+                pull.number,
+                pull.head_sha,
+                advisory,
+                lines,
+                db,
+                bot_login=self.env.login,
+                can_resolve_threads=False,
+                min_severity=self.setup.config.inline_min_severity,
+                post=True,
+            )
+        except GitHubError as error:
+            log.warning("action_inline_failed", pr=pull.number, error=str(error))
+            return advisory
+        return result.advisory
+
+    async def _publish(self, check: ActionCheckRun, advisory: Advisory) -> Outcome:
+        pull = self.admitted.pull
+        comment = await post_advisory_comment(
+            self.client, pull.number, advisory, self.setup, self.env.login
+        )
+        conclusion = await check.verdict(advisory, self.setup, comment)
+        log.info(
+            "action_published",
+            repo=self.client.full_name,
+            pr=pull.number,
+            resolution=advisory.resolution.value,
+            conclusion=conclusion,
+        )
+        return Outcome(
+            f"The council ({advisory.protocol}) reviewed #{pull.number} at "
+            f"`{pull.head_sha[:7]}`: **{advisory.resolution.value}** (check run: "
+            f"`{conclusion}`). [The advisory]({comment.html_url}).",
+            advisory.resolution.value,
+        )
+
+    async def _tell_commenter(self, reason: str) -> None:
+        """A `/council` commenter hears of a failure on the PR, as from the App."""
+        request = self.request
+        if request.trigger != "command":
+            return
+        try:
+            await reply(self.client, self.admitted.pull.number, f"@{request.sender_login} {reason}")
+        except GitHubError as failed:
+            log.warning("failure_reply_failed", error=str(failed))

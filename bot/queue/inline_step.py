@@ -1,0 +1,68 @@
+"""The App's inline step, run by `publishing.publish` before the sticky comment is written:
+dismissed findings dropped from the advisory, new ones posted as review comments (when the
+run asks for them), fixed threads resolved. The App resolves threads itself
+(`pull_requests: write`, see deploy/app.yml).
+
+Best effort: GitHub failing here never keeps the advisory from being published; the
+advisory is then published as the council wrote it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import structlog
+
+from bot.github.errors import GitHubError
+from bot.github.fetch import PullInfo, fetch_diff
+from bot.queue.jobcontext import JobContext
+from bot.review import Advisory
+from bot.review.inline import DiffLines, Severity, publish_inline
+from bot.store.findings import pr_findings
+
+__all__ = ["InlineRequest", "inline_step"]
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class InlineRequest:
+    """From the prepared review: whether to post, from which severity, and the added lines
+    of the diff the review read (placements are kept to them)."""
+
+    post: bool
+    min_severity: Severity = "major"
+    changed_lines: Mapping[str, Sequence[tuple[int, int]]] = field(default_factory=dict)
+
+
+async def inline_step(
+    ctx: JobContext, pull: PullInfo, advisory: Advisory, inline: InlineRequest
+) -> Advisory:
+    if not inline.post and not await _has_inline_history(ctx, pull.number):
+        return advisory  # nothing to post, nothing posted earlier: no request spent
+    try:
+        diff = await fetch_diff(ctx.client, pull.number)
+        lines = DiffLines.from_diff(diff.text, inline.changed_lines)
+        result = await publish_inline(
+            ctx.client,
+            pull.number,
+            pull.head_sha,
+            advisory,
+            lines,
+            ctx.db,
+            bot_login=await ctx.deps.github.app_login(),
+            can_resolve_threads=True,
+            min_severity=inline.min_severity,
+            post=inline.post,
+        )
+    except GitHubError as error:
+        log.warning("inline_step_failed", pr=pull.number, error=str(error))
+        return advisory
+    return result.advisory
+
+
+async def _has_inline_history(ctx: JobContext, pr: int) -> bool:
+    """An earlier run posted review comments here, or a person dismissed a finding."""
+    known = await pr_findings(ctx.db, ctx.request.repo, pr)
+    return any(f.review_comment_id is not None or f.status == "dismissed" for f in known)
