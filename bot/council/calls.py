@@ -326,9 +326,15 @@ class _Held:
 
 
 async def _streamed(started: StartedCall[Any], warm: asyncio.Event) -> Any:
-    await started.wait_began()
+    try:
+        await started.wait_began()
+    except BaseException:
+        # Cancelled while waiting for the response to begin (a stop, a superseding push):
+        # the call must stop too, not run on with nobody to read its answer or its error.
+        started.task.cancel()
+        raise
     warm.set()
-    return await started.result()
+    return await started.result()  # awaiting the task directly: a cancel reaches it
 
 
 def _failure(err: ProviderError, ms: int) -> Outcome:

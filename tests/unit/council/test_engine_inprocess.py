@@ -235,3 +235,29 @@ async def test_a_second_run_on_the_same_ledger_makes_no_new_calls() -> None:
     kinds = [e.kind for e in await ledger.events("d-1")]
     assert kinds.count(EventKind.SEAT_CALLED) == made
     assert kinds.count(EventKind.SYNTHESIZED) == 1
+
+
+async def test_a_call_cancelled_before_its_response_begins_is_cancelled_too() -> None:
+    """A deliberation stopped while a streamed call waits for its first token leaves no call
+    running with nobody to read it (asyncio would log "Task exception was never retrieved"
+    when it failed later)."""
+    import asyncio
+
+    from bot.council.calls import _streamed
+    from bot.providers import StartedCall
+
+    release = asyncio.Event()
+
+    async def slow() -> None:
+        await release.wait()
+        raise RuntimeError("the provider failed after the deliberation stopped")
+
+    task = asyncio.create_task(slow())
+    started: StartedCall[object] = StartedCall(task=task)  # type: ignore[arg-type]
+    waiter = asyncio.create_task(_streamed(started, asyncio.Event()))
+    await asyncio.sleep(0)
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    await asyncio.sleep(0)
+    assert task.cancelled()
