@@ -253,7 +253,7 @@ async def test_a_call_cancelled_before_its_response_begins_is_cancelled_too() ->
         raise RuntimeError("the provider failed after the deliberation stopped")
 
     task = asyncio.create_task(slow())
-    started: StartedCall[object] = StartedCall(task=task)  # type: ignore[arg-type]
+    started: StartedCall[Any] = StartedCall(task=task)  # type: ignore[arg-type]
     waiter = asyncio.create_task(_streamed(started, asyncio.Event()))
     await asyncio.sleep(0)
     waiter.cancel()
