@@ -8,18 +8,18 @@ REDIS_HOST ?= 127.0.0.1
 REDIS_PORT ?= 6379
 EMPTY_TREE := 4b825dc642cb6eb9a060e54bf8d69288fbee4904
 
-.PHONY: review test lint typecheck unit redis bench coverage clean
+.PHONY: review test lint typecheck unit redis browser bench coverage clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,plot]'
 	touch $(STAMP)
 
 # The last commit: against its parent, or against the empty tree for a first commit.
 review: $(STAMP)
 	$(BIN)/council review --base $$(git rev-parse -q --verify HEAD~1 || echo $(EMPTY_TREE))
 
-test: $(STAMP) redis lint typecheck
+test: $(STAMP) redis browser lint typecheck
 	$(BIN)/python -m pytest -n 2 -q
 
 lint: $(STAMP)
@@ -28,6 +28,19 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
+
+# The transcript page's browser test drives Debian's chromium through its chromedriver
+# (no browser download): installed when missing (as root, or with sudo), else nothing.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then \
+	  echo "browser: $$(chromium --version 2>/dev/null | head -n1)"; \
+	else \
+	  echo "browser: installing chromium and chromium-driver (apt-get)"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-driver \
+	    >/dev/null; \
+	fi
 
 # Start a throwaway Redis on the test port unless one already answers there.
 redis:

@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import subprocess
 import sys
 import time
 from collections.abc import Iterable
@@ -48,9 +47,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.context import PullRequestMeta, build_context
-from bot.context.shown import shown_lines
-from bot.council.prompts import ContextSection, render_context
+from bot.evaluate.coverage import build_for, file_lengths, outcomes
+from bot.evaluate.dataset import Golden, Sample, Tree, git_dir_of, has_commit, three_dot_diff
+from bot.evaluate.dataset import load as load_dataset
 from bot.tokens import TokenEstimator, kinds_of
 from tests.support.model_server import count_tokens
 
@@ -59,23 +58,6 @@ BUDGETS = (8_000, 16_000, 32_000, 60_000)
 TUNED = frozenset(
     {"bluewave-labs/Checkmate", "gofr-dev/gofr", "browser-use/browser-use", "wavetermdev/waveterm"}
 )
-
-
-@dataclass
-class Golden:
-    path: str
-    first: int
-    last: int
-    level: str  # the dataset's "context": Diff Level, File Level, Repo Level
-
-
-@dataclass
-class Sample:
-    url: str
-    repo: str
-    base: str
-    head: str
-    comments: list[Golden]
 
 
 @dataclass
@@ -111,81 +93,8 @@ class Tally:
         }
 
 
-class Tree:
-    """A repository's files at one commit, read through one `git cat-file --batch`."""
-
-    def __init__(self, git_dir: Path, commit: str) -> None:
-        self.git_dir, self.commit = git_dir, commit
-        listed = _git(git_dir, "ls-tree", "-r", "--name-only", "-z", commit)
-        self.files = [p for p in listed.split("\0") if p]
-        self._batch = subprocess.Popen(
-            ["git", "--git-dir", str(git_dir), "cat-file", "--batch"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
-
-    async def read(self, path: str) -> bytes | None:
-        assert self._batch.stdin is not None and self._batch.stdout is not None
-        self._batch.stdin.write(f"{self.commit}:{path}\n".encode())
-        self._batch.stdin.flush()
-        header = self._batch.stdout.readline().split()
-        if len(header) < 3 or header[1] != b"blob":
-            return None
-        data = self._batch.stdout.read(int(header[2]))
-        self._batch.stdout.read(1)  # the newline after each object
-        return data
-
-    def close(self) -> None:
-        self._batch.kill()
-        self._batch.wait()
-
-
-def _git(git_dir: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "--git-dir", str(git_dir), *args], capture_output=True, check=True
-    )
-    return done.stdout.decode("utf-8", "replace")
-
-
-def _has(git_dir: Path, commit: str) -> bool:
-    done = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "cat-file", "-e", f"{commit}^{{commit}}"],
-        capture_output=True,
-    )
-    return done.returncode == 0
-
-
-def git_dir_of(repos: Path, repo: str) -> Path | None:
-    owner, name = repo.split("/")
-    for candidate in (
-        repos / f"{owner}+{name}" / "repo",
-        repos / f"{owner}+{name}",
-        repos / f"{owner}+{name}" / ".git",
-        repos / owner / name / ".git",
-        repos / owner / name,
-    ):
-        if (candidate / "HEAD").is_file() and (candidate / "objects").is_dir():
-            return candidate
-    return None
-
-
 def load(dataset: Path) -> list[Sample]:
-    samples = []
-    for entry in json.loads(dataset.read_text()):
-        url = entry["githubPrUrl"]
-        repo = "/".join(url.split("/")[3:5])
-        comments = [
-            Golden(
-                c["path"],
-                min(c["from_line"], c["to_line"]),
-                max(c["from_line"], c["to_line"]),
-                c.get("context", ""),
-            )
-            for c in entry["comments"]
-            if c.get("side", "right") == "right"
-        ]
-        samples.append(Sample(url, repo, entry["source_commit"], entry["target_commit"], comments))
-    return samples
+    return load_dataset(dataset, "aacr")
 
 
 @dataclass
@@ -197,25 +106,6 @@ class Measured:
     counted_learned: float  # ...packed by an estimator calibrated on the PRs before it
 
 
-async def _build(
-    sample: Sample, diff: str, tree: Tree, budget: int, estimator: TokenEstimator
-) -> tuple[Any, str]:
-    built = await build_context(
-        PullRequestMeta(title=sample.url),
-        diff,
-        tree.files,
-        tree.read,
-        budget_tokens=budget,
-        estimator=estimator,
-    )
-    rendered = render_context(
-        built.title,
-        [ContextSection(kind=s.kind, path=s.path, why=s.why, text=s.text) for s in built.sections],
-        [f"{o.path}: {o.reason}" for o in built.omitted],
-    )
-    return built, rendered
-
-
 async def measure(
     sample: Sample, git_dir: Path, budgets: Iterable[int], learned: TokenEstimator
 ) -> dict[int, Measured]:
@@ -223,42 +113,24 @@ async def measure(
     and what a worker packs whose estimator has seen the usage of earlier contexts
     (`learned`, which then observes this one as a provider would count it)."""
     # Three dots, as GitHub shows a pull request: from where the branch left its base.
-    diff = _git(git_dir, "diff", "--no-color", "--no-ext-diff", f"{sample.base}...{sample.head}")
+    diff = three_dot_diff(git_dir, sample.base, sample.head)
     tree = Tree(git_dir, sample.head)
     try:
-        lengths: dict[str, int] = {}
-        for golden in sample.comments:
-            if golden.path not in lengths:
-                data = await tree.read(golden.path)
-                lengths[golden.path] = data.count(b"\n") + 1 if data is not None else 0
+        lengths = await file_lengths(tree, sample.comments)
         results = {}
         for budget in budgets:
             estimator = TokenEstimator()  # a fresh process's estimator: no calibration
-            built, rendered = await _build(sample, diff, tree, budget, estimator)
-            shown = shown_lines(built.sections)
+            built, rendered = await build_for(sample, diff, tree, budget, estimator)
             pressed = any(
                 ("did not fit" in o.reason and not o.reason.startswith("guidance"))
                 or o.path.endswith(" more")
                 for o in built.omitted
             )
-            outcomes = []
-            for golden in sample.comments:
-                lines = shown.get(golden.path)
-                last = min(golden.last, max(lengths.get(golden.path, 0), golden.first))
-                wanted = set(range(golden.first, last + 1))
-                if lines is None:
-                    outcome = "absent"
-                elif wanted <= lines:
-                    outcome = "covered"
-                elif wanted & lines:
-                    outcome = "touched"
-                else:
-                    outcome = "present"
-                outcomes.append((golden, outcome))
-            _, again = await _build(sample, diff, tree, budget, learned)
+            found = outcomes(built, sample.comments, lengths)
+            _, again = await build_for(sample, diff, tree, budget, learned)
             learned.observe(kinds_of(again), count_tokens(again))
             results[budget] = Measured(
-                outcomes,
+                list(found),
                 estimator.estimate(rendered) / budget,
                 pressed,
                 count_tokens(rendered) / budget,
@@ -313,7 +185,7 @@ async def main() -> None:
         git_dir = git_dir_of(args.repos, sample.repo)
         if git_dir is None:
             continue  # not cloned: not part of this run
-        if not (_has(git_dir, sample.base) and _has(git_dir, sample.head)):
+        if not (has_commit(git_dir, sample.base) and has_commit(git_dir, sample.head)):
             skipped.append(sample.url)
             continue
         group = "tuned" if sample.repo in TUNED else "held out"

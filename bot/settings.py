@@ -295,6 +295,33 @@ class Settings(BaseSettings):
         "phase budgets at the call deadline, plus GitHub work).",
     )
 
+    # --- transcript pages (GitHub login: the App's OAuth web flow) ---
+    public_url: str | None = Field(
+        default=None,
+        description="The web process's public base URL (https://council.example.com): the "
+        "check run's details link and the comment's transcript link point at "
+        "{public_url}/deliberations/{id}. Unset: the comment, as before.",
+    )
+    oauth_client_id: str | None = Field(
+        default=None, description="The App's OAuth client id, for the transcript pages' login."
+    )
+    oauth_client_secret: SecretStr | None = Field(
+        default=None, description="The App's OAuth client secret."
+    )
+    oauth_callback_url: str | None = Field(
+        default=None,
+        description="The App's callback URL as registered with GitHub; default "
+        "{public_url}/oauth/callback.",
+    )
+    session_key: SecretStr | None = Field(
+        default=None,
+        description="Signs the login session and state cookies (32+ random bytes); "
+        "changing it logs everyone out.",
+    )
+    session_ttl_s: int = Field(
+        default=8 * 3600, ge=60, description="How long a transcript-page login lasts."
+    )
+
     # --- logging ---
     log_level: str = "INFO"
     log_json: bool = False

@@ -28,6 +28,7 @@ from githubkit_schemas.latest.models import CheckRun, IssueComment
 
 from bot.action.event import ActionEnv, Note, decide
 from bot.action.publish import ActionCheckRun, post_advisory_comment, without_verdict
+from bot.action.transcript import write_transcript
 from bot.github.client import RepoClient
 from bot.github.errors import GitHubAuthError, GitHubError, github_errors
 from bot.github.fetch import PullInfo, fetch_diff, fetch_pull
@@ -274,6 +275,7 @@ class _Review:
                 )
                 if check.check_run_id is not None and not check.completed:
                     await check.without_verdict(failed)
+                await write_transcript(db, deliberation_id, failed)
                 await self._tell_commenter(reason)
                 raise ActionFailed(reason) from error
             finally:
@@ -330,6 +332,7 @@ class _Review:
         )
         if prepared.inline:
             advisory = await self._inline(prepared, advisory, db)
+        await write_transcript(db, deliberation_id, advisory)  # the workflow's artifact
         return await self._publish(check, advisory)
 
     async def _inline(self, prepared: PreparedReview, advisory: Advisory, db: Database) -> Advisory:

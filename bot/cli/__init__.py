@@ -12,7 +12,8 @@ from typing import Annotated
 
 import typer
 
-from bot.cli import action, agents, app_commands, config, context, models, review
+from bot.cli import action, agents, app_commands, config, context, history, models, review
+from bot.cli import eval as evaluation
 
 DISTRIBUTION = "pr-council"
 
@@ -27,12 +28,16 @@ app = typer.Typer(
 app.add_typer(models.app, name="models")
 app.add_typer(config.app, name="config")
 app.command("review")(review.review)
+app.command("eval")(evaluation.evaluate)
 app.command("agents")(agents.agents)
 app.command("context")(context.context)
 app.command("serve")(app_commands.serve)
 app.command("worker")(app_commands.worker)
 app.command("replay")(app_commands.replay)
 app.command("action")(action.action)
+app.command("history")(history.history)
+app.command("show")(history.show)
+app.command("stats")(history.stats)
 
 
 def _print_version(value: bool) -> None:

@@ -16,6 +16,7 @@ from bot.metrics import OUTCOMES
 from bot.queue.failures import explain_failure
 from bot.queue.jobcontext import JobContext
 from bot.queue.jobs import job_timeout_s
+from bot.queue.links import transcript_url
 from bot.render import render_check_run
 from bot.render.checks import CheckRunOutput
 from bot.review import Advisory, ConfigResult, ProgressEvent, Resolution
@@ -79,7 +80,8 @@ class CheckRunLifecycle:
             self.check_run_id,
             output,
             conclusion,  # type: ignore[arg-type]
-            details_url=details_url,
+            # The transcript page when the web process serves it (COUNCIL_PUBLIC_URL).
+            details_url=transcript_url(self.ctx.settings, self.record.id) or details_url,
         )
         self.published = True
 
@@ -140,6 +142,7 @@ class CheckRunLifecycle:
                 render_check_run(advisory),
                 conclusion,  # type: ignore[arg-type]
                 actions=(),
+                details_url=transcript_url(self.ctx.settings, self.record.id),
             )
             self.published = True
         await set_status(

@@ -37,6 +37,7 @@ from bot.queue.deps import WorkerDeps
 from bot.queue.failures import explain_failure
 from bot.queue.inline_step import InlineRequest, inline_step
 from bot.queue.jobcontext import JobContext
+from bot.queue.links import transcript_url
 from bot.queue.problems import setup_note
 from bot.render import conclusion_for, render_check_run, render_comment
 from bot.render.checks import CheckRunOutput, Gate
@@ -162,7 +163,13 @@ async def _post_comment(
     limit = COMMENT_MAX_CHARS
     options = pending.comment.model_copy(update={"gate": pending.gate})
     while True:
-        body = render_comment(advisory, max_chars=limit, repo=record.repo, options=options)
+        body = render_comment(
+            advisory,
+            max_chars=limit,
+            repo=record.repo,
+            options=options,
+            transcript_url=transcript_url(deps.settings, record.id),
+        )
         try:
             async with lock:
                 return await upsert_sticky_comment(client, pr, body, login)
@@ -202,7 +209,7 @@ async def _complete(
         record.check_run_id,
         _check_run_output(advisory, pending, comment.html_url),
         conclusion_for(advisory.resolution, pending.gate),
-        details_url=comment.html_url,
+        details_url=transcript_url(deps.settings, record.id) or comment.html_url,
     )
 
 

@@ -1000,13 +1000,17 @@ def render_comment(
     max_chars: int = 65_000,
     repo: str | None = None,
     options: CommentOptions | None = None,
+    transcript_url: str | None = None,
 ) -> str:
     """The sticky comment: starts with `COMMENT_MARKER`, never longer than `max_chars`.
 
     `repo` ("OWNER/NAME") is the repository the comment is posted on: links into it stay
     links, every other link is shown as text (all of them when `repo` is None). `options`:
     the repository's `comment`, `max_findings`, `min_severity` (and gate, for the verdict
-    line's check conclusion)."""
+    line's check conclusion). `transcript_url`: the deliberation's transcript page (ours,
+    from COUNCIL_PUBLIC_URL), linked on the comment's last line."""
+    link = _transcript_link(transcript_url)
+    max_chars -= len(link)
     layout = _layout(advisory, options or CommentOptions(), repo)
     text = layout.compose()
     for step in _SHRINK_STEPS:
@@ -1015,4 +1019,14 @@ def render_comment(
     if len(text) > max_chars:
         # Only reachable with an absurdly small max_chars: cut, keeping the marker.
         text = text[: max_chars - 2].rstrip() + "…\n"
-    return text
+    return text + link
+
+
+def _transcript_link(url: str | None) -> str:
+    """The "Full transcript" line, added after the links are defused (the URL is ours, not
+    a model's); nothing for a URL that is not plain http(s)."""
+    if not url or not url.startswith(("https://", "http://")):
+        return ""
+    if any(ch.isspace() or ch in "()<>[]`\"'" for ch in url):
+        return ""
+    return f"\n[Full transcript]({url})\n"

@@ -23,6 +23,7 @@ from bot.queue.redis import connect_redis
 from bot.settings import MissingSettingError, Settings
 from bot.store.db import Database
 from bot.web.outbox import draining
+from bot.web.transcripts import add_transcript_pages
 from bot.web.webhook import WebhookReceiver
 
 WEBHOOK_PATH = "/webhooks/github"
@@ -73,6 +74,9 @@ def create_app(settings: Settings, *, redis: ArqRedis | None = None) -> FastAPI:
     # exact bytes). `_App` hands it its POSTs directly; the route answers the other methods
     # (405) and lists the path.
     app.router.routes.append(Route(WEBHOOK_PATH, receiver, methods=["POST"]))
+
+    # The transcript and stats pages, behind GitHub login (bot/web/transcripts.py).
+    add_transcript_pages(app, settings, receiver)
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:

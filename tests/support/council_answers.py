@@ -136,6 +136,10 @@ class CouncilScript(StrategyAnswers):
     decision_guide: list[tuple[str, str]] = field(
         default_factory=lambda: [("If latency is the top priority", "Redis")]
     )
+    # --- `council eval`'s judge (tool submit_match) ---
+    # (fragment of the reference comment, fragment of the candidate, confidence): a pair
+    # whose texts contain both fragments is a match at that confidence; any other is not.
+    judge_matches: list[tuple[str, str, float]] = field(default_factory=list)
 
     def reply(self, request: FakeRequest) -> Reply:
         data = self.answer(request.output_name, request.messages_text)
@@ -159,6 +163,7 @@ class CouncilScript(StrategyAnswers):
             "submit_task_type": self._task_type,
             "submit_critique": self._critique,
             "submit_reconciliation": self._reconciliation,
+            "submit_match": self._judge_match,
         }.get(tool or "")
         return build(text) if build else None
 
@@ -180,6 +185,18 @@ class CouncilScript(StrategyAnswers):
             "confidence": 80,
             "findings": self.findings.get(persona, []),
         }
+
+    def _judge_match(self, text: str) -> dict[str, Any]:
+        reference = re.search(r"<reference-comment[^>]*>(.*?)</reference-comment>", text, re.S)
+        candidate = re.search(r"<candidate-comment[^>]*>(.*?)</candidate-comment>", text, re.S)
+        ours, theirs = (
+            (reference.group(1) if reference else ""),
+            (candidate.group(1) if candidate else ""),
+        )
+        for golden, found, confidence in self.judge_matches:
+            if golden in ours and found in theirs:
+                return {"match": True, "confidence": confidence}
+        return {"match": False, "confidence": 0.1}
 
     def _lens_scores(self, lenses: list[str]) -> list[dict[str, Any]]:
         """One entry per lens scored; the analysis names the lens as the brief does, so a

@@ -348,7 +348,12 @@ class FakeGitHub:
         from tests.support.github_reviews import ReviewsFake
 
         self.review_state = ReviewsFake()
+        # The OAuth web flow, GitHub's site (tests/support/github_oauth.py).
+        from tests.support.github_oauth import OAuthFake
+
+        self.oauth = OAuthFake(self)
         self.app = FastAPI()
+        self.oauth.mount(self.app)
         self.app.add_api_route(
             "/{full_path:path}",
             self._handle,
@@ -610,6 +615,7 @@ class FakeGitHub:
             self._permissions.clear()
             self._tokens.clear()
             self.review_state = type(self.review_state)()
+            self.oauth.reset()
             self.tree_limit = 100_000
             for limit in ("diff_max_files", "diff_max_lines", "files_max", "patch_max_lines"):
                 self.__dict__.pop(limit, None)  # back to the class's (GitHub's) limits
@@ -2136,6 +2142,9 @@ def _routes(fake: FakeGitHub) -> list[_Route]:
     from tests.support.github_reviews import review_routes
 
     table += review_routes()
+    from tests.support.github_oauth import oauth_routes
+
+    table += oauth_routes()
     return [_Route(m, re.compile(p), h, a) for m, p, h, a in table]
 
 

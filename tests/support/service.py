@@ -203,7 +203,9 @@ def app_settings(
 
 
 @asynccontextmanager
-async def running_app(settings: Settings, *, worker: bool = True) -> AsyncIterator[App]:
+async def running_app(
+    settings: Settings, *, worker: bool = True, port: int = 0
+) -> AsyncIterator[App]:
     redis = await create_pool(
         RedisSettings.from_dsn(settings.redis_url), default_queue_name=settings.queue_name
     )
@@ -211,7 +213,7 @@ async def running_app(settings: Settings, *, worker: bool = True) -> AsyncIterat
         uvicorn.Config(
             create_app(settings, redis=redis),
             host="127.0.0.1",
-            port=0,
+            port=port,
             log_level="warning",
             lifespan="on",
         )

@@ -63,7 +63,11 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "providers": frozenset(),
     "render": frozenset({"council"}),  # council's types
     "store": frozenset({"council"}),  # the ledger protocol and types
-    "cli": frozenset({"review", "render", "web", "queue", "action"}),  # web, queue: CLI_APP_ONLY
+    "cli": frozenset(
+        {"review", "render", "web", "queue", "action", "evaluate"}
+    ),  # web, queue: CLI_APP_ONLY
+    # `council eval`: the review put together as the CLI does, run on benchmark PRs.
+    "evaluate": frozenset({"review", "context", "council", "providers", "settings"}),
     # The GitHub Action: the App's routing (web) and admission/publishing pieces (queue)
     # around the review, in one process with the workflow's token.
     "action": frozenset({"web", "queue", "review", "github", "render", "store"}),
