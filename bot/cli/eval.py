@@ -14,12 +14,12 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.console import Console
 
-from bot.cli.exits import EXIT_USAGE
+from bot.cli.usage import fail as _fail
 
 if TYPE_CHECKING:
     from bot.evaluate.dataset import Sample
@@ -296,10 +296,3 @@ def _write_coverage(document: dict[str, Any], out: Path, budget: int, err: Conso
         err.print("no located golden comment to measure (Martian's have no lines)")
     sys.stdout.write(json.dumps(document["overall"]) + "\n")
     return 0
-
-
-def _fail(err: Console, message: str) -> NoReturn:
-    err.print("[bold red]error:[/] ", end="")
-    err.print(message, highlight=False, markup=False, soft_wrap=True)
-    sys.stderr.flush()
-    raise typer.Exit(EXIT_USAGE)

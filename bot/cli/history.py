@@ -12,13 +12,14 @@ import json
 import sys
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from bot.cli.exits import EXIT_USAGE
+from bot.cli.usage import fail as _fail
+from bot.cli.usage import settings_or_fail as _settings
 
 if TYPE_CHECKING:
     from bot.review.history import Advisory, DeliberationRecord, LedgerEvent, UsageStats
@@ -261,19 +262,3 @@ def _day(err: Console, value: str | None) -> date | None:
         return date.fromisoformat(value)
     except ValueError:
         _fail(err, f"--since {value!r}: write a day as YYYY-MM-DD")
-
-
-def _settings(err: Console) -> Settings:
-    from bot.settings import Settings
-
-    try:
-        return Settings()
-    except ValueError as error:
-        _fail(err, f"invalid settings: {error}")
-
-
-def _fail(err: Console, message: str) -> NoReturn:
-    err.print("[bold red]error:[/] ", end="")
-    err.print(message, highlight=False, markup=False, soft_wrap=True)
-    sys.stderr.flush()
-    raise typer.Exit(EXIT_USAGE)

@@ -13,12 +13,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal, NoReturn
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.console import Console
 
-from bot.cli.exits import EXIT_NO_QUORUM, EXIT_USAGE
+from bot.cli.exits import EXIT_NO_QUORUM
+from bot.cli.usage import fail as _fail
+from bot.cli.usage import settings_or_fail as _settings
 
 if TYPE_CHECKING:
     from bot.review import Advisory
@@ -299,22 +301,6 @@ def _print_setup(setup: RepoSetup, err: Console) -> None:
 
 def _stdout_is_terminal() -> bool:
     return sys.stdout.isatty()
-
-
-def _settings(err: Console) -> Settings:
-    from bot.settings import Settings  # pydantic-settings: not for `council --help`
-
-    try:
-        return Settings()
-    except ValueError as error:
-        _fail(err, f"invalid settings: {error}")
-
-
-def _fail(err: Console, message: str) -> NoReturn:
-    err.print("[bold red]error:[/] ", end="")
-    err.print(message, highlight=False, markup=False, soft_wrap=True)
-    sys.stderr.flush()
-    raise typer.Exit(EXIT_USAGE)
 
 
 def _mode(err: Console, mode: str | None) -> str | None:
