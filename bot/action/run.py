@@ -342,8 +342,10 @@ class _Review:
         Best effort: GitHub failing here never keeps the advisory from being published."""
         pull = self.admitted.pull
         try:
-            diff = await fetch_diff(self.client, pull.number)
-            lines = DiffLines.from_diff(diff.text, prepared.built.changed_lines)
+            text = prepared.pr_diff
+            if text is None:
+                text = (await fetch_diff(self.client, pull.number)).text
+            lines = DiffLines.from_diff(text, prepared.built.changed_lines)
             result = await publish_inline(
                 self.client,
                 pull.number,

@@ -276,6 +276,7 @@ class DeliberationJob:
             post=prepared.inline,
             min_severity=setup.config.inline_min_severity,
             changed_lines=prepared.built.changed_lines,
+            pr_diff=prepared.pr_diff,
         )
         await publish(
             ctx, lifecycle, admitted.pull, setup, advisory, prepared.task_type, inline=inline

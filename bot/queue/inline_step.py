@@ -34,6 +34,7 @@ class InlineRequest:
     post: bool
     min_severity: Severity = "major"
     changed_lines: Mapping[str, Sequence[tuple[int, int]]] = field(default_factory=dict)
+    pr_diff: str | None = None  # the PR's diff as the review read it; None: fetched here
 
 
 async def inline_step(
@@ -42,8 +43,10 @@ async def inline_step(
     if not inline.post and not await _has_inline_history(ctx, pull.number):
         return advisory  # nothing to post, nothing posted earlier: no request spent
     try:
-        diff = await fetch_diff(ctx.client, pull.number)
-        lines = DiffLines.from_diff(diff.text, inline.changed_lines)
+        text = inline.pr_diff
+        if text is None:
+            text = (await fetch_diff(ctx.client, pull.number)).text
+        lines = DiffLines.from_diff(text, inline.changed_lines)
         result = await publish_inline(
             ctx.client,
             pull.number,

@@ -69,6 +69,9 @@ class PreparedReview:
     board_add: list[str] = field(default_factory=list)
     board_remove: list[str] = field(default_factory=list)
     inline: bool = False  # post the findings as review comments (the config's or the run's)
+    # The PR's diff the review read, kept when inline comments are posted (their lines are
+    # checked against it): the inline step does not fetch it, or page the files API, again.
+    pr_diff: str | None = None
     # A pull request's: what the review covered (on the advisory), and how its findings
     # are followed after it (bot.review.rereview).
     scope: ReviewScope | None = None
@@ -156,6 +159,7 @@ async def prepare_review(
         board_add=list(options.board_add),
         board_remove=list(options.board_remove),
         inline=options.inline or config.inline_comments,
+        pr_diff=gathered.pr_diff if options.inline or config.inline_comments else None,
         scope=gathered.scope,
         tracking=gathered.tracking,
     )

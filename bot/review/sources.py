@@ -48,6 +48,9 @@ class Gathered:
     scope: ReviewScope | None = None
     tracking: FindingTracking | None = None
     extra: list[tuple[str, str, str]] = field(default_factory=list)
+    # A pull request's whole diff as GitHub gave it (or as rebuilt from its files): where
+    # inline comments may go. Kept only until the review is published.
+    pr_diff: str | None = None
 
 
 class Source(Protocol):
@@ -176,7 +179,9 @@ class PullSource:
                 "context."
             )
         tracking.reviewed_files = {f.path for f in built.files}
-        return Gathered(built, notes, scope=plan.scope, tracking=tracking, extra=plan.extra)
+        return Gathered(
+            built, notes, scope=plan.scope, tracking=tracking, extra=plan.extra, pr_diff=diff.text
+        )
 
     async def _plan(self, diff: PullDiff) -> ReviewPlan:
         """The diff to review: the PR's, or for a re-review the new commits' hunks in it."""

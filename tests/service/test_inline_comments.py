@@ -129,7 +129,13 @@ async def test_findings_go_on_their_lines_in_one_comment_review(
 ) -> None:
     configure(gh, "inline_comments: true\n")
     script(models, ADMIN, RETURN, NAMING, ELSEWHERE)
+    start = len(gh.calls)
     sticky = await convene(app, gh)
+    # The lines are checked against the diff the review read: fetched once, not again.
+    diffs = [
+        c for c in gh.calls[start:] if c.path == f"/repos/{REPO}/pulls/{PR}" and "diff" in c.accept
+    ]
+    assert len(diffs) == 1
 
     (review,) = reviews_of(gh).reviews(REPO, PR)
     assert review.event == "COMMENT" and review.user == gh.app_login
