@@ -39,6 +39,7 @@ __all__ = [
     "TopFinding",
     "UsageSummary",
     "VoteCounts",
+    "finding_key",
     "format_location",
 ]
 
@@ -75,13 +76,21 @@ _VERDICTS = frozenset(
 )
 
 
-def format_location(path: str, start_line: int | None, end_line: int | None) -> str:
-    """`path:L10-L20`, `path:L10` or `path`."""
+def format_location(
+    path: str, start_line: int | None, end_line: int | None, *, line_prefix: str = "L"
+) -> str:
+    """`path:L10-L20`, `path:L10` or `path` (`line_prefix=""`: `path:10-20`)."""
     if start_line is None:
         return path
     if end_line is None or end_line == start_line:
-        return f"{path}:L{start_line}"
-    return f"{path}:L{start_line}-L{end_line}"
+        return f"{path}:{line_prefix}{start_line}"
+    return f"{path}:{line_prefix}{start_line}-{line_prefix}{end_line}"
+
+
+def finding_key(f: MergedFinding) -> str:
+    """The key a PR's outcome record lists a finding by (addressed or not after the
+    advice): `bot.review.outcomes` writes it, `bot.store.history` reads it."""
+    return f"{f.path}:{f.start_line or 0}-{f.end_line or f.start_line or 0}:{f.title}"
 
 
 class SeatState(StrEnum):

@@ -26,7 +26,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-from bot.council.advisory import Advisory, MergedFinding, SeatReport
+from bot.council.advisory import Advisory, MergedFinding, SeatReport, format_location
 from bot.council.ledger import EventKind, LedgerEvent
 from bot.council.schemas import Assessment
 from bot.safety import strip_invisible
@@ -218,11 +218,7 @@ def _page(title: str, body: str) -> str:
 
 def anchor(path: str, start_line: int | None, end_line: int | None = None) -> str:
     """`path:line`, `path:start-end` or `path` (a file-wide finding)."""
-    if start_line is None:
-        return path
-    if end_line is None or end_line == start_line:
-        return f"{path}:{start_line}"
-    return f"{path}:{start_line}-{end_line}"
+    return format_location(path, start_line, end_line, line_prefix="")
 
 
 # --- the transcript --------------------------------------------------------------------

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.context.diff import hunk_ranges
-from bot.council.advisory import Advisory, MergedFinding
+from bot.council.advisory import Advisory, MergedFinding, finding_key
 from bot.council.ledger import EventKind
 from bot.github.fetch import PullFile
 from bot.store.db import Database
@@ -32,10 +32,6 @@ class Outcome:
     merged: bool
     addressed: list[str]  # finding keys
     unaddressed: list[str]
-
-
-def finding_key(f: MergedFinding) -> str:
-    return f"{f.path}:{f.start_line or 0}-{f.end_line or f.start_line or 0}:{f.title}"
 
 
 def touched(f: MergedFinding, changed: Mapping[str, PullFile]) -> bool:

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.council.advisory import Advisory, MergedFinding
+from bot.council.advisory import Advisory, finding_key
 from bot.council.ledger import EventKind, LedgerEvent
 from bot.store.db import Database
 from bot.store.ledger import SqlLedger
@@ -169,11 +169,6 @@ async def load_transcript(
     return record, parse_advisory(record), await SqlLedger(db).events(record.id)
 
 
-def _finding_key(f: MergedFinding) -> str:
-    """The key outcome records list findings by (`bot.review.outcomes.finding_key`)."""
-    return f"{f.path}:{f.start_line or 0}-{f.end_line or f.start_line or 0}:{f.title}"
-
-
 def _priced(payload: object) -> float:
     cost = payload.get("cost") if isinstance(payload, dict) else None
     return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else 0.0
@@ -296,7 +291,7 @@ def _persona_stats(
                 counts["closed"] += 1
                 counts["merged"] += 1 if outcome.merged else 0
         for finding in advisory.findings:
-            was_fixed = _finding_key(finding) in addressed or (
+            was_fixed = finding_key(finding) in addressed or (
                 record.pr_number is not None
                 and (record.repo, record.pr_number, finding.path, finding.start_line, finding.title)
                 in fixed
