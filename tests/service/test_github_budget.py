@@ -253,3 +253,34 @@ async def test_a_review_stops_saying_so_after_the_most_waits(
     assert "stayed below 300 requests through 2 resets" in (run.summary or ""), run.summary
     assert "Comment /council to try again" in (run.summary or "")
     assert not models.calls
+
+
+async def test_at_the_default_the_review_stops_after_24_resets(
+    tmp_path: Path, models: FakeModelServer, fake_github: FakeGitHub
+) -> None:
+    """The default COUNCIL_GITHUB_MAX_WAITS (24) itself: the job has waited through 23
+    resets already (its count in Redis, as 23 real windows would have left it); one more
+    low window, and it stops, saying 24 resets, at the settings a user gets."""
+    gh = fake_github
+    seed(gh)
+    models.default(CouncilScript().reply)
+    gh.set_rate_limit(10, reset_in_s=1.0, windows=50)
+    settings = app_settings(tmp_path, models, gh, KEYS[0])
+    assert settings.github_max_waits == 24
+    async with running_app(settings) as app:
+        comment_id = gh.add_comment(REPO, PR, "/council quick", user=AUTHOR)
+        await app.redis.set(f"{settings.key_prefix}:github-waits:comment:{comment_id}", 23)
+        response = await app.deliver(
+            "issue_comment", comment_event("/council quick", comment_id=comment_id)
+        )
+        assert response.status_code == 202, response.text
+        await eventually(
+            lambda: any(c.status == "completed" for c in gh.check_runs(REPO)),
+            what="the completed check run",
+            timeout=60,
+        )
+
+    (run,) = gh.check_runs(REPO)
+    assert run.conclusion == "neutral"
+    assert "stayed below 300 requests through 24 resets" in (run.summary or ""), run.summary
+    assert not models.calls
