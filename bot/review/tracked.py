@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select
-
 from bot.council.advisory import Advisory, Resolution
 from bot.review.assemble import PreparedReview
 from bot.store.db import Database
 from bot.store.findings import PrFinding, mark, pr_findings, record_raised
-from bot.store.models import DeliberationRow
-from bot.store.records import DeliberationRecord, DeliberationStatus
+from bot.store.records import DeliberationRecord, last_published_for_pr
 
 __all__ = ["IncrementalBase", "incremental_base", "last_advisory", "track_findings"]
 
@@ -33,21 +30,7 @@ async def last_advisory(db: Database, repo: str, pr_number: int) -> Deliberation
     """The newest deliberation of the pull request whose advisory, with a verdict, was
     posted (one that stopped short, NO_QUORUM or COST_LIMIT, reviewed nothing in full)."""
     verdicts = [r.value for r in Resolution if r.is_verdict]
-    query = (
-        select(DeliberationRow)
-        .where(
-            DeliberationRow.repo == repo,
-            DeliberationRow.pr_number == pr_number,
-            DeliberationRow.status == DeliberationStatus.COMPLETED.value,
-            DeliberationRow.comment_id.is_not(None),
-            DeliberationRow.resolution.in_(verdicts),
-        )
-        .order_by(DeliberationRow.created_at.desc(), DeliberationRow.id)
-        .limit(1)
-    )
-    async with db.session(readonly=True) as session:
-        row = (await session.scalars(query)).first()
-        return DeliberationRecord.model_validate(row) if row is not None else None
+    return await last_published_for_pr(db, repo, pr_number, verdicts)
 
 
 async def incremental_base(

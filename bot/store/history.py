@@ -57,6 +57,7 @@ __all__ = [
     "deliberation_history",
     "load_transcript",
     "parse_advisory",
+    "reviewed_repos",
     "usage_stats",
 ]
 
@@ -124,6 +125,13 @@ def _restricted(
     if since is not None:
         query = query.where(DeliberationRow.created_at >= datetime.combine(since, time(), UTC))
     return query
+
+
+async def reviewed_repos(db: Database) -> list[str]:
+    """Every repository the store has a deliberation of, sorted."""
+    async with db.session(readonly=True) as session:
+        rows = await session.scalars(select(DeliberationRow.repo).distinct())
+        return sorted(rows)
 
 
 async def deliberation_history(

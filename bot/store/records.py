@@ -213,6 +213,19 @@ async def latest_for_pr(db: Database, repo: str, pr_number: int) -> Deliberation
     return await _one(db, _for_pr(repo, pr_number))
 
 
+async def last_published_for_pr(
+    db: Database, repo: str, pr_number: int, resolutions: Sequence[str]
+) -> DeliberationRecord | None:
+    """The newest deliberation of the pull request that completed with its comment posted
+    and one of `resolutions`."""
+    query = _for_pr(repo, pr_number).where(
+        DeliberationRow.status == DeliberationStatus.COMPLETED.value,
+        DeliberationRow.comment_id.is_not(None),
+        DeliberationRow.resolution.in_(list(resolutions)),
+    )
+    return await _one(db, query)
+
+
 async def reviewed_at(
     db: Database, repo: str, pr_number: int, head_sha: str, triggers: Sequence[str]
 ) -> DeliberationRecord | None:

@@ -23,7 +23,6 @@ from urllib.parse import quote
 import httpx
 import structlog
 from fastapi import FastAPI, Request
-from sqlalchemy import select
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from bot.queue.links import transcript_path
@@ -31,8 +30,7 @@ from bot.queue.readers import AccessUnknown, RepoReaders
 from bot.render.transcript import stats_html, transcript_html
 from bot.settings import MissingSettingError, Settings
 from bot.store.db import Database
-from bot.store.history import load_transcript, usage_stats
-from bot.store.models import DeliberationRow
+from bot.store.history import load_transcript, reviewed_repos, usage_stats
 from bot.web.auth import (
     SESSION_COOKIE,
     STATE_COOKIE,
@@ -223,7 +221,7 @@ class _Pages:
         if isinstance(ready, Response):
             return ready
         login, readers, db = ready
-        repos = await _known_repos(db)
+        repos = await reviewed_repos(db)
         try:
             readable = await readers.readable(repos, login)
         except AccessUnknown as error:
@@ -234,12 +232,6 @@ class _Pages:
 
 def _unavailable() -> HTMLResponse:
     return _page("Unavailable", "GitHub or the store did not answer; try again shortly.", 503)
-
-
-async def _known_repos(db: Database) -> list[str]:
-    async with db.session(readonly=True) as session:
-        rows = await session.scalars(select(DeliberationRow.repo).distinct())
-        return sorted(rows)
 
 
 def add_transcript_pages(app: FastAPI, settings: Settings, receiver: WebhookReceiver) -> _Pages:
