@@ -1,7 +1,8 @@
 """The App's inline step, run by `publishing.publish` before the sticky comment is written:
-dismissed findings dropped from the advisory, new ones posted as review comments (when the
-run asks for them), fixed threads resolved. The App resolves threads itself
-(`pull_requests: write`, see deploy/app.yml).
+findings dismissed by a person with write access dropped from the advisory (a critical one
+stays, whoever dismissed it; the PR's author never dismisses one: `bot.review.inline`), new
+ones posted as review comments (when the run asks for them), fixed threads resolved. The App
+resolves threads itself (`pull_requests: write`, see deploy/app.yml).
 
 Best effort: GitHub failing here never keeps the advisory from being published; the
 advisory is then published as the council wrote it.
@@ -55,6 +56,7 @@ async def inline_step(
             lines,
             ctx.db,
             bot_login=await ctx.deps.github.app_login(),
+            pr_author=pull.author_login,
             can_resolve_threads=True,
             min_severity=inline.min_severity,
             post=inline.post,

@@ -4,9 +4,15 @@ Opt-in (`inline_comments: true` in `.github/council.yml`, or `/council --inline`
 run). `publish_inline` is the one entry point, for the App's worker and the Action alike:
 
 1. **Dismissed** findings are read first: a thread of ours that a person resolved (not the
-   bot itself), or a thumbs-down on our comment, marks its finding `dismissed` in the store
-   (`bot.store.findings`); a dismissed finding is dropped from the advisory for this pull
-   request (the sticky comment says how many) and never posted again.
+   bot itself), or a thumbs-down on our comment, dismisses its finding only when that
+   person may write to the repository (admin, maintain or write: `bot.github.permissions`,
+   each person's permission read once per review), and never when the person is the pull
+   request's author and the finding is critical. A dismissed finding is marked `dismissed`
+   in the store (`bot.store.findings`), dropped from the advisory for this pull request
+   (the sticky comment says how many) and never posted again - except a **critical** one:
+   no dismissal takes it out of the advisory, its check run annotations or its verdict;
+   it stays a finding, the sticky comment says who dismissed it, and the store keeps it
+   open.
 2. **Posted once**: each comment carries its finding's fingerprint in a hidden marker
    (`<!-- pr-council:finding <fp> -->`), and the store keeps the comment's id, so a
    re-review posts only the findings not on the PR yet, whether or not the store remembers
@@ -40,10 +46,10 @@ import structlog
 
 from bot.context.diff import parse_diff
 from bot.council.advisory import SEVERITY_ORDER, Advisory, MergedFinding
-from bot.council.resolution import CRITICAL_CONDITION
 from bot.council.schemas import Severity
 from bot.github.client import RepoClient
 from bot.github.errors import GitHubError
+from bot.github.permissions import can_write
 from bot.github.reviews import (
     ReviewComment,
     ReviewThread,
@@ -54,7 +60,7 @@ from bot.github.reviews import (
     review_comment_reactions,
     review_threads,
 )
-from bot.review.fingerprints import fingerprint, normalised_title
+from bot.review.fingerprints import fingerprint
 from bot.safety import sanitize_inline, sanitize_markdown, strip_invisible
 from bot.store.db import Database
 from bot.store.findings import PrFinding, RaisedFinding, mark, posted, pr_findings, record_raised
@@ -82,6 +88,8 @@ _MARKER = re.compile(r"<!-- pr-council:finding ([0-9a-f]{16}) -->")
 # from the comment alone when no store remembers it (the Action's store lasts one run).
 ANCHOR_MARKER = "<!-- pr-council:anchor {key} -->"
 _ANCHOR = re.compile(r"<!-- pr-council:anchor ([0-9a-f]{16}) -->")
+# The severity line of `comment_body`: "🔴 **critical**: **title**".
+_SEVERITY = re.compile(r"^\S+ \*\*(critical|major|minor|nit)\*\*: \*\*", re.MULTILINE)
 MAX_COMMENTS = 25  # per review: more than this on one PR is noise, the sticky lists the rest
 MAX_REACTION_READS = 50  # our comments whose reactions are read per review
 FIXED_REPLY = "Fixed in {sha}."
@@ -182,6 +190,11 @@ def _marker_anchor(body: str) -> str | None:
     return found.group(1) if found else None
 
 
+def _marker_severity(body: str) -> str | None:
+    found = _SEVERITY.search(body or "")
+    return found.group(1) if found else None
+
+
 def _same_login(a: str | None, b: str | None) -> bool:
     """REST says `name[bot]`, GraphQL `name`: the same account."""
     if not a or not b:
@@ -241,6 +254,9 @@ class InlineResult:
     posted: int = 0  # comments posted by this review
     already: int = 0  # this advisory's findings already on the PR as review comments
     dismissed: int = 0  # findings of this advisory dropped: a person dismissed them
+    # Critical findings of this advisory a person with write access dismissed, kept all the
+    # same: (title, who dismissed it).
+    kept_critical: list[tuple[str, str]] = field(default_factory=list)
     off_diff: int = 0  # from the severity up, anchored, but not on a line of the diff
     review_id: int | None = None
     fixed: FixedResult = field(default_factory=FixedResult)
@@ -256,6 +272,7 @@ async def publish_inline(
     db: Database | None,
     *,
     bot_login: str,
+    pr_author: str,
     can_resolve_threads: bool,
     min_severity: Severity = "major",
     post: bool = True,
@@ -263,6 +280,8 @@ async def publish_inline(
     """Dismissals read, the advisory filtered, new findings posted as one COMMENT review,
     fixed ones resolved (or replied to). `post=False` only filters (inline comments off:
     a dismissed finding is still not raised again) and resolves fixed threads.
+    `pr_author`: the pull request's author, whose dismissal of a critical finding never
+    counts.
 
     Never raises GitHubError for the review itself (the sticky comment matters more): a
     refusal is in `error` and in the advisory's notes."""
@@ -272,15 +291,26 @@ async def publish_inline(
     ours = _our_comments(comments, bot_login)
     store = {f.fingerprint: f for f in await pr_findings(db, repo, pr)} if db else {}
 
-    dismissed = await _dismissals(client, ours, threads, store, bot_login)
-    if db is not None and dismissed:
-        await mark(db, repo, pr, sorted(dismissed - _dismissed(store)), "dismissed")
-    dismissed |= _dismissed(store)
-
     prints = [finding_fingerprint(f, lines) for f in advisory.findings]
-    kept = [(f, fp) for f, fp in zip(advisory.findings, prints, strict=True) if fp not in dismissed]
-    dropped = [f for f, fp in zip(advisory.findings, prints, strict=True) if fp in dismissed]
+    critical = _critical(advisory.findings, prints, ours, store)
+    who = await _dismissals(
+        client,
+        ours,
+        threads,
+        store,
+        critical,
+        _Deciders(bot_login=bot_login, pr_author=pr_author),
+    )
+    # A critical finding is never marked dismissed: it stays open, whoever dismissed it.
+    if db is not None:
+        await mark(db, repo, pr, sorted(set(who) - critical - _dismissed(store)), "dismissed")
+    dismissed = set(who) | _dismissed(store)
+
+    pairs = list(zip(advisory.findings, prints, strict=True))
+    kept = [(f, fp) for f, fp in pairs if fp not in dismissed or fp in critical]
+    dropped = [f for f, fp in pairs if fp in dismissed and fp not in critical]
     result = InlineResult(advisory=advisory, dismissed=len(dropped))
+    result.kept_critical = [(f.title, who[fp]) for f, fp in pairs if fp in critical and fp in who]
 
     on_pr = set(ours) | {fp for fp, row in store.items() if row.review_comment_id is not None}
     wanted: list[tuple[MergedFinding, str, tuple[int | None, int]]] = []
@@ -329,7 +359,7 @@ async def publish_inline(
             comments=comments,
             threads=threads,
         )
-    result.advisory = _filtered(advisory, dropped, dismissed, lines, result)
+    result.advisory = _filtered(advisory, dropped, dismissed - critical, lines, result)
     log.info(
         "inline_published",
         repo=repo,
@@ -338,6 +368,7 @@ async def publish_inline(
         already=result.already,
         dismissed=result.dismissed,
         off_diff=result.off_diff,
+        kept_critical=len(result.kept_critical),
         resolved=result.fixed.resolved,
         replied=result.fixed.replied,
     )
@@ -367,18 +398,63 @@ def _dismissed(store: Mapping[str, PrFinding]) -> set[str]:
     return {fp for fp, row in store.items() if row.status == "dismissed"}
 
 
+def _critical(
+    findings: Sequence[MergedFinding],
+    prints: Sequence[str],
+    ours: Mapping[str, ReviewComment],
+    store: Mapping[str, PrFinding],
+) -> set[str]:
+    """Fingerprints of the critical findings: as this advisory rates them; one it does not
+    raise, as the store or, without one (the Action's lasts one run), our comment says."""
+    severity: dict[str, str] = {fp: f.severity for f, fp in zip(findings, prints, strict=True)}
+    for fp, row in store.items():
+        severity.setdefault(fp, row.severity)
+    for fp, c in ours.items():
+        severity.setdefault(fp, _marker_severity(c.body) or "")
+    return {fp for fp, rated in severity.items() if rated == "critical"}
+
+
+@dataclass
+class _Deciders:
+    """Whose dismissal counts, each person's permission read once per review: a person
+    with write access (never the bot), and for a critical finding not the PR's author."""
+
+    bot_login: str
+    pr_author: str
+    unreadable: set[str] = field(default_factory=set)  # logins GitHub did not answer for
+
+    async def counts(self, client: RepoClient, login: str | None, *, critical: bool) -> bool:
+        if not login or _same_login(login, self.bot_login):
+            return False
+        if critical and _same_login(login, self.pr_author):
+            return False
+        if login.casefold() in self.unreadable:
+            return False
+        try:
+            return await can_write(client, login)
+        except GitHubError as error:  # not known to write: the finding stands
+            log.warning("dismisser_permission_unreadable", login=login, error=str(error))
+            self.unreadable.add(login.casefold())
+            return False
+
+
 async def _dismissals(
     client: RepoClient,
     ours: Mapping[str, ReviewComment],
     threads: Sequence[ReviewThread],
     store: Mapping[str, PrFinding],
-    bot_login: str,
-) -> set[str]:
-    """Fingerprints a person dismissed: our thread resolved by them, or their thumbs-down."""
+    critical: set[str],
+    deciders: _Deciders,
+) -> dict[str, str]:
+    """Fingerprints dismissed, and by whom: our thread resolved by a person whose word
+    counts, or their thumbs-down. Non-critical findings already dismissed in the store are
+    not read again; critical ones are (the store keeps them open), to say who dismissed
+    them."""
     by_comment = {t.first_comment_id: t for t in threads}
-    found: set[str] = set()
+    found: dict[str, str] = {}
     for n, (fp, comment) in enumerate(ours.items()):
-        if fp in found or (fp in store and store[fp].status == "dismissed"):
+        is_critical = fp in critical
+        if fp in found or (fp in store and store[fp].status == "dismissed" and not is_critical):
             continue
         thread = by_comment.get(comment.id)
         fixed = fp in store and store[fp].status == "fixed"
@@ -386,10 +462,10 @@ async def _dismissals(
             thread is not None
             and thread.is_resolved
             and not fixed  # resolved after it was fixed: not a dismissal
-            and thread.resolved_by
-            and not _same_login(thread.resolved_by, bot_login)
+            and await deciders.counts(client, thread.resolved_by, critical=is_critical)
         ):
-            found.add(fp)
+            assert thread.resolved_by is not None
+            found[fp] = thread.resolved_by
             continue
         if n >= MAX_REACTION_READS:
             continue
@@ -398,8 +474,10 @@ async def _dismissals(
         except GitHubError as error:
             log.warning("reactions_unreadable", comment_id=comment.id, error=str(error))
             continue
-        if any(content == "-1" and not _same_login(who, bot_login) for content, who in reactions):
-            found.add(fp)
+        for content, login in reactions:
+            if content == "-1" and await deciders.counts(client, login, critical=is_critical):
+                found[fp] = login
+                break
     return found
 
 
@@ -615,6 +693,22 @@ def _plural(n: int, one: str, many: str) -> str:
     return one.format(n=n) if n == 1 else many.format(n=n)
 
 
+def _kept_critical_note(kept: Sequence[tuple[str, str]]) -> str:
+    """Who dismissed the critical findings that stay (the renderer neutralises mentions)."""
+    waived = "no dismissal waives a critical finding"
+    if len(kept) == 1:
+        ((title, login),) = kept
+        return (
+            f'The critical finding "{" ".join(title.split())}" was dismissed by @{login}; it '
+            f"stays in the advisory and on the check run ({waived})."
+        )
+    named = ", ".join(f'"{" ".join(title.split())}" by @{login}' for title, login in kept)
+    return (
+        f"{len(kept)} critical findings were dismissed and stay in the advisory and on the "
+        f"check run ({waived}): {named}."
+    )
+
+
 def _filtered(
     advisory: Advisory,
     dropped: Sequence[MergedFinding],
@@ -622,8 +716,9 @@ def _filtered(
     lines: DiffLines,
     result: InlineResult,
 ) -> Advisory:
-    """The advisory without the dismissed findings (merged, top, and each seat's own, so
-    no collapsed section shows them either), with what happened said first."""
+    """The advisory without the dropped findings (merged, top, and each seat's own, so no
+    collapsed section shows them either: `dismissed` holds no critical finding's
+    fingerprint), with what happened said first."""
     gone = {(f.path, f.start_line, f.title) for f in dropped}
     findings = [f for f in advisory.findings if (f.path, f.start_line, f.title) not in gone]
     top = [
@@ -650,6 +745,8 @@ def _filtered(
                 "{n} findings dismissed earlier are not raised again.",
             )
         )
+    if result.kept_critical:
+        said.append(_kept_critical_note(result.kept_critical))
     if result.fixed.resolved or result.fixed.replied:
         n = result.fixed.resolved + result.fixed.replied
         said.append(
@@ -679,22 +776,13 @@ def _filtered(
                 update={"assessment": seat.assessment.model_copy(update={"findings": kept})}
             )
         seats.append(seat)
-    # The condition an unanswered critical finding added names it: it goes with it.
-    titles = [normalised_title(f.title) for f in dropped]
-    conditions = [
-        c
-        for c in advisory.conditions
-        if not (
-            c.startswith(CRITICAL_CONDITION)
-            and any(t and t in normalised_title(c[len(CRITICAL_CONDITION) :]) for t in titles)
-        )
-    ]
+    # The conditions stay as they are: only a critical finding adds one ("Resolve the
+    # critical finding: ..."), and no critical finding is dropped.
     return advisory.model_copy(
         update={
             "findings": findings,
             "top_findings": top,
             "seats": seats,
-            "conditions": conditions,
             "notes": [*said, *advisory.notes],
         }
     )

@@ -1,9 +1,10 @@
 """Inline review comments through the App (a webhook in; a review, the sticky comment and
 the check run out), as a person on the pull request sees them: findings on their lines in
 one COMMENT review with a suggested change, the rest only in the sticky comment; never
-posted twice; a person's dismissal (a resolved thread, a thumbs-down) stands; a push that
-fixes a finding closes its thread (resolved by the App, or "Fixed in <sha>." when GitHub
-refuses the resolution); `/council --inline` turns it on for one run."""
+posted twice; a dismissal (a resolved thread, a thumbs-down) by a person who may write
+stands; a push that fixes a finding closes its thread (resolved by the App, or "Fixed in
+<sha>." when GitHub refuses the resolution); `/council --inline` turns it on for one
+run."""
 
 from __future__ import annotations
 
@@ -166,20 +167,25 @@ async def test_findings_go_on_their_lines_in_one_comment_review(
 async def test_a_dismissed_finding_is_not_raised_again(
     app: App, gh: FakeGitHub, models: FakeModelServer
 ) -> None:
-    configure(gh, "inline_comments: true\ninline_min_severity: critical\n")
-    script(models, ADMIN, RETURN, {**RETURN, "title": "Timing leak", "start_line": 3})
+    # Major findings: no dismissal takes a critical one away (test_inline_dismissals.py).
+    configure(gh, "inline_comments: true\n")
+    ignored = {**RETURN, "severity": "major"}
+    script(models, ADMIN, ignored, {**ignored, "title": "Timing leak", "start_line": 3})
     await convene(app, gh)
-    assert len(reviews_of(gh).comments(REPO, PR)) == 2  # critical only
-    ignored, leak = reviews_of(gh).comments(REPO, PR)
-    resolve_as(gh, ignored.id, "Codertocat")  # a person resolves the thread
-    react_as(gh, leak.id, "-1", "reviewer")  # another gives a thumbs-down
+    assert len(reviews_of(gh).comments(REPO, PR)) == 3
+    by_title = {c.body.split("**: **")[1]: c for c in reviews_of(gh).comments(REPO, PR)}
+    (ignored_comment,) = [c for t, c in by_title.items() if t.startswith(str(RETURN["title"]))]
+    (leak,) = [c for t, c in by_title.items() if t.startswith("Timing leak")]
+    gh.set_permission(REPO, "reviewer", "write")  # people who may write dismiss
+    resolve_as(gh, ignored_comment.id, "Codertocat")  # the author (an admin) resolves it
+    react_as(gh, leak.id, "-1", "reviewer")  # a maintainer gives a thumbs-down
 
     sticky = await convene(app, gh)
     assert "2 findings dismissed earlier are not raised again." in sticky
     assert "Check result ignored for admins" not in sticky and "Timing leak" not in sticky
     assert "Hard-coded admin password" in sticky  # never dismissed: still raised
     assert len(reviews_of(gh).reviews(REPO, PR)) == 1
-    assert len(reviews_of(gh).comments(REPO, PR)) == 2
+    assert len(reviews_of(gh).comments(REPO, PR)) == 3
     (run,) = [r for r in gh.check_runs(REPO) if r.status == "completed"][-1:]
     assert all("Timing leak" not in str(a) for a in run.annotations)
 

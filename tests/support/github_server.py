@@ -342,6 +342,7 @@ class FakeGitHub:
         self._issue_labels: dict[tuple[str, int], list[str]] = {}
         self._check_runs: dict[int, CheckRunState] = {}
         self._permissions: dict[tuple[str, str], Permission] = {}
+        self._not_collaborators: set[tuple[str, str]] = set()
         self._tokens: dict[str, _Token] = {}
         self._routes = _routes(self)
         # Reviews, review comments, threads (tests/support/github_reviews.py).
@@ -501,6 +502,14 @@ class FakeGitHub:
     def set_permission(self, full_name: str, login: str, permission: Permission) -> None:
         with self._lock:
             self._permissions[(full_name, login)] = permission
+            self._not_collaborators.discard((full_name, login.casefold()))
+
+    def set_not_collaborator(self, full_name: str, login: str) -> None:
+        """GitHub counts `login` as no collaborator of the repository (or knows no such
+        user): the permission endpoint answers 404 Not Found, as its schema allows."""
+        with self._lock:
+            self._permissions.pop((full_name, login), None)
+            self._not_collaborators.add((full_name, login.casefold()))
 
     def add_token(self, token: str, *, login: str = "token-user") -> None:
         """A personal/Actions token (`council review --pr` with GITHUB_TOKEN): all repos."""
@@ -613,6 +622,7 @@ class FakeGitHub:
             self._issue_labels.clear()
             self._check_runs.clear()
             self._permissions.clear()
+            self._not_collaborators.clear()
             self._tokens.clear()
             self.review_state = type(self.review_state)()
             self.oauth.reset()
@@ -2096,6 +2106,13 @@ def _list_check_runs(ctx: _Ctx, owner: str, repo: str, ref: str) -> Response:
 def _get_permission(ctx: _Ctx, owner: str, repo: str, username: str) -> Response:
     full_name = f"{owner}/{repo}"
     target = ctx.fake._repo(full_name)
+    if (full_name, username.casefold()) in ctx.fake._not_collaborators:
+        raise _HttpError(
+            404,
+            "Not Found",
+            documentation_url=f"{DOCS}/collaborators/collaborators"
+            "#get-repository-permissions-for-a-user",
+        )
     default: Permission = "none" if target.private else "read"
     permission = ctx.fake._permissions.get((full_name, username), default)
     user = {**_user(ctx.fake, username), "role_name": permission}

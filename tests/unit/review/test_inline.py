@@ -37,6 +37,7 @@ from tests.support.github_server import INSTALLATION_ID, REPO, FakeGitHub, insta
 
 HEAD = "1234" * 10
 FIXED_HEAD = "5678" * 10
+AUTHOR = "octocat"  # the pull request's author
 
 # Two hunks of app/retry.py: right side lines 1-5 (3-4 added) and 20-24 (22 added).
 DIFF = """diff --git a/app/retry.py b/app/retry.py
@@ -225,7 +226,7 @@ async def test_posted_once_and_off_diff_findings_stay_out(
     off = finding("Somewhere else", 10)  # not a diff line (the anchors would not leave it)
     first = await publish_inline(
         client, 1, HEAD, advisory(loop, crash, nit, off), lines, db,
-        bot_login=login, can_resolve_threads=True,
+        bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     assert (first.posted, first.off_diff, first.dismissed) == (2, 1, 0)
     (review,) = reviews_of(fake).reviews(REPO, 1)
@@ -242,7 +243,7 @@ async def test_posted_once_and_off_diff_findings_stay_out(
 
     again = await publish_inline(
         client, 1, HEAD, advisory(loop, crash, nit, off, deliberation="d-2"), lines, db,
-        bot_login=login, can_resolve_threads=True,
+        bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     assert (again.posted, again.already) == (0, 2)
     assert len(reviews_of(fake).reviews(REPO, 1)) == 1
@@ -251,7 +252,7 @@ async def test_posted_once_and_off_diff_findings_stay_out(
     # Without the store, the markers alone keep it from posting twice.
     no_store = await publish_inline(
         client, 1, HEAD, advisory(loop, crash), lines, None,
-        bot_login=login, can_resolve_threads=True,
+        bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     assert (no_store.posted, no_store.already) == (0, 2)
 
@@ -263,15 +264,19 @@ async def test_a_person_dismisses_by_resolving_or_thumbs_down(
     lines = DiffLines.from_diff(DIFF)
     loop, crash = finding("Unbounded retry loop", 3, 4), finding("Division by zero", 22)
     await publish_inline(
-        client, 1, HEAD, advisory(loop, crash), lines, db, bot_login=login, can_resolve_threads=True
-    )
+        client, 1, HEAD, advisory(loop, crash), lines, db,
+        bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
+    )  # fmt: skip
     first, second = reviews_of(fake).comments(REPO, 1)
+    fake.set_permission(REPO, "alice", "write")  # people who may write: their word counts
+    fake.set_permission(REPO, "bob", "admin")
     resolve_as(fake, first.id, "alice")
     react_as(fake, second.id, "-1", "bob")
     react_as(fake, second.id, "+1", "carol")
     later = await publish_inline(
-        client, 1, HEAD, advisory(loop, crash), lines, db, bot_login=login, can_resolve_threads=True
-    )
+        client, 1, HEAD, advisory(loop, crash), lines, db,
+        bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
+    )  # fmt: skip
     assert later.dismissed == 2 and later.advisory.findings == []
     assert "2 findings dismissed earlier are not raised again." in later.advisory.notes
     assert {f.status for f in await pr_findings(db, REPO, 1)} == {"dismissed"}
@@ -285,14 +290,16 @@ async def test_the_bot_resolving_its_own_thread_is_not_a_dismissal(
     lines = DiffLines.from_diff(DIFF)
     loop = finding("Unbounded retry loop", 3, 4)
     await publish_inline(
-        client, 1, HEAD, advisory(loop), lines, db, bot_login=login, can_resolve_threads=True
-    )
+        client, 1, HEAD, advisory(loop), lines, db,
+        bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
+    )  # fmt: skip
     (comment,) = reviews_of(fake).comments(REPO, 1)
     react_as(fake, comment.id, "-1", login)  # its own reaction does not count either
     resolve_as(fake, comment.id, login)
     later = await publish_inline(
-        client, 1, HEAD, advisory(loop), lines, db, bot_login=login, can_resolve_threads=True
-    )
+        client, 1, HEAD, advisory(loop), lines, db,
+        bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
+    )  # fmt: skip
     assert later.dismissed == 0 and later.advisory.findings == [loop]
 
 
@@ -304,14 +311,14 @@ async def test_a_push_that_fixes_a_finding_closes_its_thread(
     loop = finding("Unbounded retry loop", 3, 4)
     await publish_inline(
         client, 1, HEAD, advisory(loop), DiffLines.from_diff(DIFF), db,
-        bot_login=login, can_resolve_threads=True,
+        bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     fake.push(REPO, 1, head_sha=FIXED_HEAD, diff=FIXED_DIFF)
     reviews_of(fake).forbid_resolve = forbidden
     for _ in range(2):  # the second review finds it closed already
         fixed = await publish_inline(
             client, 1, FIXED_HEAD, advisory(deliberation="d-2"), DiffLines.from_diff(FIXED_DIFF),
-            db, bot_login=login, can_resolve_threads=True,
+            db, bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
         )  # fmt: skip
     (row,) = await pr_findings(db, REPO, 1)
     assert row.status == "fixed" and row.fixed_sha == FIXED_HEAD
@@ -333,12 +340,12 @@ async def test_a_still_open_finding_on_an_unchanged_line_is_not_fixed(
     lines = DiffLines.from_diff(DIFF)
     await publish_inline(
         client, 1, HEAD, advisory(finding("Division by zero", 22)), lines, db,
-        bot_login=login, can_resolve_threads=True,
+        bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     fake.push(REPO, 1, head_sha=FIXED_HEAD, diff=DIFF)  # another push, the line as it was
     result = await publish_inline(
         client, 1, FIXED_HEAD, advisory(deliberation="d-2"), lines, db,
-        bot_login=login, can_resolve_threads=True,
+        bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     assert result.fixed.resolved == 0
     assert [f.status for f in await pr_findings(db, REPO, 1)] == ["open"]
@@ -390,7 +397,7 @@ async def test_the_workflow_token_without_a_store_replies_fixed_once(fake: FakeG
     async with RepoClient.from_token("ghs_workflow", REPO, settings) as workflow:
         first = await publish_inline(
             workflow, 1, HEAD, advisory(loop), DiffLines.from_diff(DIFF), None,
-            bot_login=login, can_resolve_threads=True,
+            bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
         )  # fmt: skip
         assert first.posted == 1
         (comment,) = reviews_of(fake).comments(REPO, 1)
@@ -399,7 +406,8 @@ async def test_the_workflow_token_without_a_store_replies_fixed_once(fake: FakeG
         for _ in range(2):
             later = await publish_inline(
                 workflow, 1, FIXED_HEAD, advisory(deliberation="d-2"),
-                DiffLines.from_diff(FIXED_DIFF), None, bot_login=login, can_resolve_threads=True,
+                DiffLines.from_diff(FIXED_DIFF), None, bot_login=login, pr_author=AUTHOR,
+                can_resolve_threads=True,
             )  # fmt: skip
     assert later.fixed.replied == 0  # the second run found its reply there
     (thread,) = reviews_of(fake).threads(REPO, 1)
