@@ -4,7 +4,8 @@ as the App renders them; only the check run's details link differs (the workflow
 
 There is no Redis to hold a lock across the comment's look-up and write: the workflow's
 `concurrency` group (one run per pull request) serialises them instead. There is no queue
-to post a refused advisory later either: what GitHub will not take fails the run.
+to post a refused comment later either: the check run completes with the verdict anyway
+(within `COMMENT_WAIT_S` of the advisory), saying why the comment is missing.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from bot.github.publish import (
 )
 from bot.queue.problems import setup_note
 from bot.render import conclusion_for, render_check_run, render_comment
-from bot.render.checks import CheckRunOutput, Conclusion
+from bot.render.checks import CheckRunOutput, Conclusion, Gate
 from bot.render.markdown import comment_options
 from bot.review import Advisory, ProgressEvent, Resolution
 from bot.review.setup import RepoSetup
@@ -31,6 +32,8 @@ __all__ = ["ActionCheckRun", "post_advisory_comment"]
 
 COMMENT_MAX_CHARS = 65_000
 COMMENT_MIN_CHARS = 1_000
+# How long the comment may take before the check run completes without it.
+COMMENT_WAIT_S = 25.0
 
 
 async def post_advisory_comment(
@@ -58,6 +61,7 @@ class ActionCheckRun:
     head_sha: str
     protocol: str
     details_url: str | None
+    gate: Gate = "verdict"
     check_run_id: int | None = None
     completed: bool = False
     _phases: list[str] = field(default_factory=list)
@@ -84,20 +88,30 @@ class ActionCheckRun:
         task.add_done_callback(self._tasks.discard)
 
     async def verdict(
-        self, advisory: Advisory, setup: RepoSetup, comment: PostedComment
+        self,
+        advisory: Advisory,
+        setup: RepoSetup,
+        comment: PostedComment | None,
+        *,
+        note: str | None = None,
     ) -> Conclusion:
+        """Complete with the verdict; `note` says why there is no comment when there is none."""
         gate = setup.config.gate
-        output = render_check_run(advisory, gate=gate, comment_url=comment.html_url)
-        note = setup_note(setup)
-        if note:  # config problems and persona files that did not load
-            output = output.model_copy(update={"summary": note.strip() + "\n\n" + output.summary})
-        conclusion = conclusion_for(advisory.resolution, gate)
+        url = comment.html_url if comment is not None else None
+        output = render_check_run(advisory, gate=gate, comment_url=url)
+        # Why the comment is missing; config problems and persona files that did not load.
+        heads = [n.strip() for n in (f"**{note}**" if note else "", setup_note(setup)) if n]
+        if heads:
+            output = output.model_copy(update={"summary": "\n\n".join([*heads, output.summary])})
+        conclusion = conclusion_for(advisory, gate)
         await self._complete(output, conclusion)
         return conclusion
 
     async def without_verdict(self, advisory: Advisory) -> None:
-        """Nothing to review, or a failure: neutral, with the reason."""
-        await self._complete(render_check_run(advisory), "neutral")
+        """Nothing to review, or a failure: no verdict, which blocks under `gate: verdict`."""
+        await self._complete(
+            render_check_run(advisory, gate=self.gate), conclusion_for(advisory, self.gate)
+        )
 
     async def cancel(self, reason: str) -> None:
         if self.check_run_id is None or self.completed:

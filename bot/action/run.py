@@ -27,13 +27,18 @@ from githubkit.rest.paginator import Paginator
 from githubkit_schemas.latest.models import CheckRun, IssueComment
 
 from bot.action.event import ActionEnv, Note, decide
-from bot.action.publish import ActionCheckRun, post_advisory_comment, without_verdict
+from bot.action.publish import (
+    COMMENT_WAIT_S,
+    ActionCheckRun,
+    post_advisory_comment,
+    without_verdict,
+)
 from bot.action.transcript import write_transcript
 from bot.github.client import RepoClient
-from bot.github.errors import GitHubAuthError, GitHubError, github_errors
+from bot.github.errors import GitHubError, github_errors
 from bot.github.fetch import PullInfo, fetch_diff, fetch_pull
 from bot.github.permissions import can_trigger
-from bot.github.publish import CheckRunPublisher, react, reply
+from bot.github.publish import CheckRunPublisher, PostedComment, react, reply
 from bot.github.snapshot import MemoryBlobCache
 from bot.queue.admission import DENIED, Admitted, Skip, admit_automatic
 from bot.queue.control import help_text
@@ -67,10 +72,6 @@ log = structlog.get_logger(__name__)
 
 SUMMARY_HEADING = "### PR Council"
 CANCELLED = "The workflow run was cancelled (a newer run for this pull request, or by hand)."
-PERMISSIONS_HINT = (
-    "In a workflow, the token's access is the job's `permissions:` - the action needs "
-    "contents: read, and pull-requests, checks and issues: write."
-)
 NO_MODEL = (
     "No model is configured for the council: pass `anthropic-api-key` or `openai-api-key` "
     "to the action from a repository secret (or `models` with an endpoint)."
@@ -92,6 +93,16 @@ class Outcome:
 class ActionFailed(Exception):
     """The run could not do its work; the message says what failed (the check run, when
     one was opened, says it too). `council action` exits 1."""
+
+
+def _comment_refused(error: BaseException, delivery_id: str) -> str:
+    if isinstance(error, TimeoutError):
+        return (
+            f"The advisory comment was not posted: GitHub did not take it within "
+            f"{round(COMMENT_WAIT_S)} s. The verdict is on the check run."
+        )
+    said = explain_failure(error, delivery_id=delivery_id, runner="action")
+    return f"The advisory comment was not posted. {said} The verdict is on the check run."
 
 
 def write_summary(env: ActionEnv, text: str) -> None:
@@ -123,9 +134,7 @@ async def run_action(env: ActionEnv, settings: Settings) -> Outcome:
         try:
             return await _handle(env, settings, client, request, request.pr_number)
         except GitHubError as error:
-            reason = explain_failure(error, delivery_id=env.delivery_id)
-            if isinstance(error, GitHubAuthError):
-                reason += f" {PERMISSIONS_HINT}"
+            reason = explain_failure(error, delivery_id=env.delivery_id, runner="action")
             raise ActionFailed(reason) from error
 
 
@@ -242,7 +251,9 @@ class _Review:
         protocol = self.admitted.protocol_for(setup.config, self.request.trigger)
         deliberation_id = str(uuid.uuid4())  # the record's, once it exists
         topic = review_topic(self.request.question)
-        check = ActionCheckRun(self.publisher, pull.head_sha, protocol, self.env.run_url)
+        check = ActionCheckRun(
+            self.publisher, pull.head_sha, protocol, self.env.run_url, gate=setup.config.gate
+        )
         registry = ProviderRegistry(self.settings)
         with tempfile.TemporaryDirectory(prefix="council-") as tmp:
             db = Database(f"sqlite+aiosqlite:///{Path(tmp) / 'council.db'}")
@@ -269,7 +280,7 @@ class _Review:
                     log.warning("action_review_failed", error=str(error))
                 else:
                     log.exception("action_review_failed")
-                reason = explain_failure(error, delivery_id=self.env.delivery_id)
+                reason = explain_failure(error, delivery_id=self.env.delivery_id, runner="action")
                 failed = without_verdict(
                     deliberation_id, protocol, topic, Resolution.FAILED, reason
                 )
@@ -354,6 +365,7 @@ class _Review:
                 lines,
                 db,
                 bot_login=self.env.login,
+                pr_author=pull.author_login,
                 can_resolve_threads=False,
                 min_severity=self.setup.config.inline_min_severity,
                 post=True,
@@ -364,11 +376,23 @@ class _Review:
         return result.advisory
 
     async def _publish(self, check: ActionCheckRun, advisory: Advisory) -> Outcome:
+        """The comment, then the check run with the verdict. A comment GitHub will not
+        take (a missing permission, a GitHub that keeps failing) does not keep the verdict
+        from the check run: it completes without the comment, saying why."""
         pull = self.admitted.pull
-        comment = await post_advisory_comment(
-            self.client, pull.number, advisory, self.setup, self.env.login
-        )
-        conclusion = await check.verdict(advisory, self.setup, comment)
+        try:
+            comment: PostedComment | None = await asyncio.wait_for(
+                post_advisory_comment(
+                    self.client, pull.number, advisory, self.setup, self.env.login
+                ),
+                COMMENT_WAIT_S,
+            )
+            missing = None
+        except (GitHubError, TimeoutError) as error:
+            comment = None
+            missing = _comment_refused(error, self.env.delivery_id)
+            log.warning("action_comment_failed", pr=pull.number, reason=missing)
+        conclusion = await check.verdict(advisory, self.setup, comment, note=missing)
         log.info(
             "action_published",
             repo=self.client.full_name,
@@ -376,10 +400,11 @@ class _Review:
             resolution=advisory.resolution.value,
             conclusion=conclusion,
         )
+        where = f"[The advisory]({comment.html_url})." if comment else f"**{missing}**"
         return Outcome(
             f"The council ({advisory.protocol}) reviewed #{pull.number} at "
             f"`{pull.head_sha[:7]}`: **{advisory.resolution.value}** (check run: "
-            f"`{conclusion}`). [The advisory]({comment.html_url}).",
+            f"`{conclusion}`). {where}",
             advisory.resolution.value,
         )
 

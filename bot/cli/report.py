@@ -40,7 +40,7 @@ def advisory_json(advisory: Advisory, markdown: str, gate: str = "verdict") -> d
     return {
         "protocol": advisory.protocol,
         "resolution": advisory.resolution.value,
-        "conclusion": conclusion_for(advisory.resolution, gate),  # type: ignore[arg-type]
+        "conclusion": conclusion_for(advisory, gate),  # type: ignore[arg-type]
         "seats": [
             {
                 "id": s.seat_id,

@@ -276,7 +276,7 @@ async def _run(settings: Settings, prepared: PreparedReview, err: Console) -> Ad
             settings,
             prepared,
             deliberation_id=str(uuid.uuid4()),
-            conclude=lambda advisory: conclusion_for(advisory.resolution, gate),
+            conclude=lambda advisory: conclusion_for(advisory, gate),
             on_progress=view.update,
         )
 

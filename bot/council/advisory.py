@@ -28,6 +28,7 @@ from bot.council.strategy_report import StrategiesReport
 __all__ = [
     "SEVERITY_ORDER",
     "Advisory",
+    "CarriedVerdict",
     "JudgeRecord",
     "MergedFinding",
     "Resolution",
@@ -246,6 +247,16 @@ class VoteCounts(_Record):
     abstain: int = 0
 
 
+class CarriedVerdict(_Record):
+    """A head with nothing new to review (a merge of the base branch, an unchanged diff)
+    carries the pull request's last verdict: the advisory is that verdict's, and this says
+    where it was given. Carried again, it still names the head it was given on."""
+
+    head_sha: str  # the head the verdict was given on
+    deliberation_id: str  # the deliberation that gave it
+    reason: str  # why this head had nothing new to review
+
+
 class Advisory(_Record):
     deliberation_id: str
     protocol: str
@@ -278,6 +289,8 @@ class Advisory(_Record):
     # What the review covered when not the whole diff: a diff built from the files API, an
     # incremental re-review of a push, a full review that could not be one (scope.py).
     scope: ReviewScope | None = None
+    # Set when this head had nothing new to review and the last verdict was carried to it.
+    carried_from: CarriedVerdict | None = None
 
     def valid_seats(self) -> list[SeatReport]:
         return [s for s in self.seats if s.is_valid]

@@ -45,6 +45,7 @@ __all__ = [
     "MAX_CONDITIONS",
     "RED_FLAG_ANSWERED",
     "ResolutionResult",
+    "answers",
     "dedupe_conditions",
     "merge_conditions",
     "resolve_assessments",
@@ -177,7 +178,9 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def _answers(text: str, title: str) -> bool:
+def answers(text: str, title: str) -> bool:
+    """Whether `text` (a ballot's words) answers the issue `title` names: at least
+    `RED_FLAG_ANSWERED` of the title's content words appear in it."""
     words = content_words(title)
     if not words:
         return True
@@ -192,7 +195,7 @@ def _critical_conditions(
     for f in findings:
         if f.severity != "critical":
             continue
-        if any(_answers(b.said, f.title) for b in approvers):
+        if any(answers(b.said, f.title) for b in approvers):
             continue
         where = f" ({f.location()})" if f.path else ""
         out.append(f"{CRITICAL_CONDITION}{_clean(f.title)}{where}")
@@ -278,7 +281,7 @@ def settled_conditions(result: ResolutionResult, synthesis: Synthesis | None) ->
         c
         for c in result.conditions
         if c.startswith(CRITICAL_CONDITION)
-        and not any(_answers(x, c[len(CRITICAL_CONDITION) :]) for x in chair)
+        and not any(answers(x, c[len(CRITICAL_CONDITION) :]) for x in chair)
     ]
     return (kept + chair)[:MAX_CONDITIONS]
 
@@ -286,7 +289,7 @@ def settled_conditions(result: ResolutionResult, synthesis: Synthesis | None) ->
 def _answered(flag: str, votes: Sequence[Vote]) -> bool:
     if not content_words(flag):
         return True
-    return any(_answers(" ".join([v.rationale, *v.conditions]), flag) for v in votes)
+    return any(answers(" ".join([v.rationale, *v.conditions]), flag) for v in votes)
 
 
 def _red_flag_items(seats: Sequence[SeatReport]) -> list[TopFinding]:

@@ -19,14 +19,20 @@ from bot.queue.jobs import job_timeout_s
 from bot.queue.links import transcript_url
 from bot.render import render_check_run
 from bot.render.checks import CheckRunOutput
+from bot.render.conclusion import Gate, conclusion_for
 from bot.review import Advisory, ConfigResult, ProgressEvent, Resolution
+from bot.review.tracked import carried_verdict
 from bot.store.records import DeliberationRecord, DeliberationStatus, record_publication, set_status
 
 
 class CheckRunLifecycle:
-    def __init__(self, ctx: JobContext, record: DeliberationRecord) -> None:
+    def __init__(
+        self, ctx: JobContext, record: DeliberationRecord, *, gate: Gate = "verdict"
+    ) -> None:
         self.ctx = ctx
         self.record = record
+        # The repository's gate once its configuration is read; until then the strict one.
+        self.gate: Gate = gate
         self.publisher = CheckRunPublisher(
             ctx.client, update_interval_s=ctx.settings.check_update_interval_s
         )
@@ -86,9 +92,20 @@ class CheckRunLifecycle:
         self.published = True
 
     async def nothing_to_review(self, reason: str) -> None:
-        """A PR with no changed line to read gets a neutral check and no model call."""
-        advisory = self._without_verdict(Resolution.NOTHING_TO_REVIEW, reason)
-        await self._conclude(advisory, "neutral", DeliberationStatus.COMPLETED)
+        """A head with no changed line to read costs no model call. It carries the pull
+        request's last verdict when there is one (a merge of the base branch must not turn
+        a rejection into a pass); without one it has no verdict, and says so."""
+        record = self.record
+        carried = await carried_verdict(
+            self.ctx.db, record.repo, record.pr_number or 0, record.id, reason
+        )
+        if carried is None:
+            advisory = self._without_verdict(Resolution.NOTHING_TO_REVIEW, reason)
+            await self._conclude(advisory, DeliberationStatus.COMPLETED)
+            return
+        await self._conclude(
+            carried, DeliberationStatus.COMPLETED, resolution=Resolution.NOTHING_TO_REVIEW
+        )
 
     async def stopped(self) -> None:
         """Aborted (cancel, supersede), expired (the job timeout), or interrupted (the worker
@@ -121,7 +138,7 @@ class CheckRunLifecycle:
         if isinstance(reason, BaseException):
             reason = explain_failure(reason, delivery_id=self.ctx.request.delivery_id)
         advisory = self._without_verdict(Resolution.FAILED, reason)
-        await self._conclude(advisory, "neutral", DeliberationStatus.FAILED)
+        await self._conclude(advisory, DeliberationStatus.FAILED)
 
     def _without_verdict(self, resolution: Resolution, reason: str) -> Advisory:
         record = self.record
@@ -134,25 +151,35 @@ class CheckRunLifecycle:
         )
 
     async def _conclude(
-        self, advisory: Advisory, conclusion: str, status: DeliberationStatus
+        self,
+        advisory: Advisory,
+        status: DeliberationStatus,
+        *,
+        resolution: Resolution | None = None,
     ) -> None:
+        """Complete the check run with `advisory` under the repository's gate and keep the
+        ending on the record (`resolution`: what the record says happened, when the
+        advisory shown is a carried one)."""
+        conclusion = conclusion_for(advisory, self.gate)
         if self.check_run_id is not None:
             await self.publisher.complete(
                 self.check_run_id,
-                render_check_run(advisory),
-                conclusion,  # type: ignore[arg-type]
+                render_check_run(advisory, gate=self.gate),
+                conclusion,
                 actions=(),
                 details_url=transcript_url(self.ctx.settings, self.record.id),
             )
             self.published = True
+        ended = resolution or advisory.resolution
         await set_status(
             self.ctx.db,
             self.record.id,
             status,
-            resolution=advisory.resolution.value,
+            resolution=ended.value,
             conclusion=conclusion,
+            advisory_json=advisory.model_dump_json() if advisory.carried_from else None,
         )
-        OUTCOMES.labels(advisory.resolution.value).inc()
+        OUTCOMES.labels(ended.value).inc()
 
 
 def issues_note(loaded: ConfigResult) -> str:

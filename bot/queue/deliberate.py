@@ -190,7 +190,7 @@ class DeliberationJob:
             ctx.db, record.id, job_id=ctx.job_id, request=ctx.request.model_dump(mode="json")
         )
         if await resumes(ctx.db, record.id) > ctx.settings.max_resumes:
-            lifecycle = CheckRunLifecycle(ctx, record)
+            lifecycle = CheckRunLifecycle(ctx, record, gate=setup.config.gate)
             await lifecycle.open(setup_note(setup))
             await lifecycle.failed(
                 f"The deliberation was interrupted {ctx.settings.max_resumes + 1} times and "
@@ -198,7 +198,7 @@ class DeliberationJob:
             )
             return "failed: not resumed again"
         await self._supersede(ctx, record)
-        lifecycle = CheckRunLifecycle(ctx, record)
+        lifecycle = CheckRunLifecycle(ctx, record, gate=setup.config.gate)
         try:
             await lifecycle.open(setup_note(setup), fresh=fresh)
             if not await self._wait_for_github(ctx, lifecycle):

@@ -11,6 +11,7 @@ delivery id), and the sentences that need the operator quote that id.
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from redis.exceptions import RedisError
 from sqlalchemy.exc import SQLAlchemyError
@@ -27,7 +28,11 @@ from bot.review import ConveneError, PreflightFailed, ProviderError
 from bot.review.assemble import ReviewError
 from bot.review.setup import SetupError
 
-__all__ = ["explain_failure"]
+__all__ = ["Runner", "explain_failure", "missing_permission"]
+
+# Who made the GitHub call: the App's installation, or a workflow's token (the Action),
+# whose permissions are the job's `permissions:` block.
+Runner = Literal["app", "action"]
 
 AGAIN = "It will not retry this run; comment `/council` on the pull request to try again."
 _MESSAGE_MAX = 300
@@ -50,6 +55,18 @@ _GITHUB_OBJECTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"/installation", "the App's installation"),
     )
 )
+# The permission a call on a path needs, as the App's settings and a workflow's
+# `permissions:` name it: (App, workflow).
+_PERMISSIONS: tuple[tuple[re.Pattern[str], tuple[str, str]], ...] = tuple(
+    (re.compile(pattern), names)
+    for pattern, names in (
+        (r"/check-runs", ("Checks: write", "checks: write")),
+        (r"/issues/(?:\d+/)?comments|/reactions", ("Issues: write", "issues: write")),
+        (r"/pulls/\d+/(?:reviews|comments)", ("Pull requests: write", "pull-requests: write")),
+        (r"/pulls", ("Pull requests: read", "pull-requests: read")),
+        (r"/contents/|/git/|/compare/|/tarball", ("Contents: read", "contents: read")),
+    )
+)
 _VERBS = {"GET": ("read", "from"), "POST": ("create", "on"), "DELETE": ("delete", "on")}
 _PROVIDER_CAUSES = {
     "timeout": "a model did not answer in time",
@@ -63,11 +80,11 @@ _PROVIDER_CAUSES = {
 }
 
 
-def explain_failure(error: BaseException, *, delivery_id: str) -> str:
+def explain_failure(error: BaseException, *, delivery_id: str, runner: Runner = "app") -> str:
     """What failed and what to do, in a sentence or two; never the exception's text,
     except the messages our own configuration errors write for users."""
     if isinstance(error, GitHubError):
-        return f"{_github(error)} {AGAIN}"
+        return f"{_github(error, runner)} {AGAIN}"
     if isinstance(error, ProviderError):
         return _provider(error, delivery_id)
     if isinstance(error, ReviewError | ConveneError | SetupError):
@@ -84,7 +101,24 @@ def explain_failure(error: BaseException, *, delivery_id: str) -> str:
     return f"The council failed with an internal error. {AGAIN}{_ask(delivery_id)}"
 
 
-def _github(error: GitHubError) -> str:
+def missing_permission(error: GitHubError, runner: Runner = "app") -> str:
+    """What to grant for a refused call: the permission its path needs, where it is set."""
+    named = next((names for pattern, names in _PERMISSIONS if pattern.search(error.path)), None)
+    if runner == "action":
+        need = f"`{named[1]}`" if named else "the permission this step needs"
+        return (
+            f"access refused: the workflow's token lacks {need}; add it to the job's "
+            "`permissions:` (the action needs contents: read, and pull-requests, checks and "
+            "issues: write)"
+        )
+    need = named[0] if named else "a permission on this repository"
+    return (
+        f"access refused: the App's installation lacks {need}, which an owner grants in "
+        "the installation's settings"
+    )
+
+
+def _github(error: GitHubError, runner: Runner = "app") -> str:
     method = error.method.upper()
     what = next((noun for pattern, noun in _GITHUB_OBJECTS if pattern.search(error.path)), None)
     if not method:
@@ -94,10 +128,10 @@ def _github(error: GitHubError) -> str:
     else:
         verb, preposition = _VERBS.get(method, ("update", "on"))
         action = f"{verb} {what} {preposition} GitHub"
-    return f"The council could not {action} ({_github_cause(error)})."
+    return f"The council could not {action} ({_github_cause(error, runner)})."
 
 
-def _github_cause(error: GitHubError) -> str:
+def _github_cause(error: GitHubError, runner: Runner) -> str:
     if isinstance(error, GitHubRateLimited):
         return "the App's rate limit was reached"
     if isinstance(error, GitHubUnavailable):
@@ -105,10 +139,7 @@ def _github_cause(error: GitHubError) -> str:
             return "server error"
         return "no answer in time" if "timed out" in error.reason else "no connection"
     if isinstance(error, GitHubAuthError):
-        return (
-            "access refused: the App may lack a permission on this repository, which an "
-            "admin can grant in the installation's settings"
-        )
+        return missing_permission(error, runner)
     if isinstance(error, GitHubNotFound):
         return "not found: it may have been deleted, or the App cannot see it"
     if isinstance(error, GitHubValidationError):

@@ -1,21 +1,30 @@
-"""Publishing an advisory: the sticky comment, the completed check run, and the books
+"""Publishing an advisory: the completed check run, the sticky comment, and the books
 (ledger, record, metrics). The installation's daily spend is not added here: every call
 was charged in the store when it was paid (`bot.store.spend`).
 
-An advisory is never dropped because GitHub would not take it:
-- a comment GitHub refuses as too long (422) is rendered shorter (`render_comment`'s
-  `max_chars`, halved each time) and posted again;
-- when GitHub will not take it now (a rate limit longer than the retry budget, 5xx or no
-  connection past it, another refusal), the deliberation is kept `publish_pending` with
-  its advisory, and the `publish_pending` job posts it later: deferred by
+A verdict is never stranded: the check run is the merge gate, and it completes with the
+verdict within a minute of the advisory whatever GitHub does with the comment.
+- The inline step may take `INLINE_WAIT_S`, the comment `COMMENT_WAIT_S`; a comment GitHub
+  refuses as too long (422) is rendered shorter (`render_comment`'s `max_chars`, halved each
+  time) and posted again within that time.
+- A comment GitHub will not take now (a rate limit's retry-after, 5xx or no connection, or
+  slower than `COMMENT_WAIT_S`): the check run is completed with the verdict at once (its
+  summary says the comment is coming), the deliberation is kept `publish_pending` with its
+  advisory, and the `publish_pending` job posts the comment later: deferred by
   COUNCIL_PUBLISH_RETRY_S, doubling each try (or by the rate limit's `retry-after`), for
-  `PUBLISH_TRIES` tries; after the last one the check run says the advisory could not be
-  posted. The job carries what the record does not (gate, setup note, task type, and the
-  repository's comment options: `comment`, `max_findings`, `min_severity`).
+  `PUBLISH_TRIES` tries, then links it from the check run.
+- A comment GitHub refuses for good (403 "Resource not accessible by integration": the
+  installation lacks a permission): the check run is completed with the verdict and names
+  the missing permission; nothing is retried.
+- A check run GitHub will not complete now: both wait for the `publish_pending` job.
+The job carries what the record does not (gate, setup note, task type, whether the check
+run is complete, and the repository's comment options: `comment`, `max_findings`,
+`min_severity`).
 """
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
@@ -23,7 +32,12 @@ import structlog
 from pydantic import BaseModel, ConfigDict
 
 from bot.github.client import RepoClient
-from bot.github.errors import GitHubError, GitHubRateLimited, GitHubUnavailable
+from bot.github.errors import (
+    GitHubAuthError,
+    GitHubError,
+    GitHubRateLimited,
+    GitHubUnavailable,
+)
 from bot.github.fetch import PullInfo
 from bot.github.publish import (
     CheckRunPublisher,
@@ -63,6 +77,15 @@ PUBLISH_TRIES = 8  # with the default 60 s doubling (capped): about an hour and 
 PUBLISH_MAX_DEFER_S = 1800.0
 COMMENT_MAX_CHARS = 65_000
 COMMENT_MIN_CHARS = 1_000  # GitHub refusing less than this is not about length
+# The verdict reaches the check run within a minute of the advisory: the inline step and
+# the comment get this long each before the check run is completed without them.
+INLINE_WAIT_S = 15.0
+COMMENT_WAIT_S = 25.0
+MISSING_PERMISSION = (
+    "The App's installation lacks the permission to comment on pull requests (Issues: "
+    "write, or Pull requests: write): an owner of the installation grants it in the "
+    "App's settings (deploy/app.yml lists what the App needs), then comments /council."
+)
 
 
 class PendingPublication(BaseModel):
@@ -75,6 +98,7 @@ class PendingPublication(BaseModel):
     gate: Gate = "verdict"
     note: str = ""  # the repository's setup problems, for the check run's summary
     attempt: int = 0  # 0: the deliberation job's own; then each `publish_pending` try
+    check_completed: bool = False  # the check run already carries the verdict
     # The repository's `comment`, `max_findings`, `min_severity`: the record keeps only the
     # advisory, so a kept advisory is rendered later as the repo asked.
     comment: CommentOptions = CommentOptions()
@@ -90,13 +114,19 @@ async def publish(
     *,
     inline: InlineRequest | None = None,
 ) -> None:
-    """Post the advisory and complete the check run; or keep it for `publish_pending`
-    when GitHub will not take it now (the job then ends without an error). `inline`: the
-    review comments step first (`bot.queue.inline_step`), which also drops findings a
-    person dismissed; a kept advisory is kept as that step left it."""
+    """Post the advisory and complete the check run. When GitHub will not take the comment
+    now, the check run is completed with the verdict anyway and the comment is kept for
+    `publish_pending` (the job then ends without an error). `inline`: the review comments
+    step first (`bot.queue.inline_step`, at most `INLINE_WAIT_S`), which also drops
+    findings a person may dismiss; a kept advisory is kept as that step left it."""
     deps, record = ctx.deps, lifecycle.record
     if inline is not None:
-        advisory = await inline_step(ctx, pull, advisory, inline)
+        try:
+            advisory = await asyncio.wait_for(
+                inline_step(ctx, pull, advisory, inline), INLINE_WAIT_S
+            )
+        except TimeoutError:  # review comments are extras; the verdict is not
+            log.warning("inline_step_slow", deliberation_id=record.id, waited_s=INLINE_WAIT_S)
     pending = PendingPublication(
         deliberation_id=record.id,
         task_type=task_type,
@@ -104,19 +134,26 @@ async def publish(
         note=setup_note(setup),
         comment=comment_options(setup.config),
     )
-    conclusion = conclusion_for(advisory.resolution, pending.gate)
+    conclusion = conclusion_for(advisory, pending.gate)
     try:
-        comment = await _post_comment(deps, ctx.client, record, pull.number, advisory, pending)
+        comment = await _post_comment_within(
+            deps, ctx.client, record, pull.number, advisory, pending
+        )
+    except GitHubError as error:
+        await _verdict_without_comment(deps, lifecycle, advisory, pending, error)
+        return
+    try:
         output = _check_run_output(advisory, pending, comment.html_url)
         await lifecycle.complete(output, conclusion, details_url=comment.html_url)
     except GitHubError as error:
-        await _keep(deps, lifecycle.publisher, lifecycle.check_run_id, pending, advisory, error)
+        await _keep(deps, pending, advisory, error)
         return
     await _record(deps, record, advisory, comment, lifecycle.check_run_id, conclusion, pending)
 
 
 async def publish_pending(ctx: dict[str, Any], payload: dict[str, Any]) -> str:
-    """The arq job: post a kept advisory (and complete its check run), or try again later."""
+    """The arq job: complete a kept advisory's check run if it is not yet, then post its
+    comment (and link it from the check run), or try again later."""
     deps: WorkerDeps = ctx["deps"]
     pending = PendingPublication.model_validate(payload)
     record = await get_deliberation(deps.db, pending.deliberation_id)
@@ -128,16 +165,22 @@ async def publish_pending(ctx: dict[str, Any], payload: dict[str, Any]) -> str:
     client = deps.github.for_installation(record.installation_id, record.repo)
     async with client:
         if await _superseded(deps, record):
-            return await _give_up(deps, client, record, advisory, superseded=True)
+            return await _give_up(deps, client, record, advisory, pending, superseded=True)
         try:
+            if not pending.check_completed:
+                await _complete(deps, client, record, advisory, pending, None, _COMING)
+                pending = pending.model_copy(update={"check_completed": True})
             comment = await _post_comment(deps, client, record, record.pr_number, advisory, pending)
-            await _complete(deps, client, record, advisory, pending, comment)
         except GitHubError as error:
-            if pending.attempt >= PUBLISH_TRIES:
-                return await _give_up(deps, client, record, advisory, error=error)
+            if _permanent(error) or pending.attempt >= PUBLISH_TRIES:
+                return await _give_up(deps, client, record, advisory, pending, error=error)
             await _schedule(deps, pending, error)
             return f"deferred: {type(error).__name__}"
-    conclusion = conclusion_for(advisory.resolution, pending.gate)
+        try:  # the verdict is there already: this only adds the comment's link
+            await _complete(deps, client, record, advisory, pending, comment.html_url)
+        except GitHubError as failed:
+            log.warning("check_run_link_failed", deliberation_id=record.id, error=str(failed))
+    conclusion = conclusion_for(advisory, pending.gate)
     await _record(deps, record, advisory, comment, record.check_run_id, conclusion, pending)
     return "published"
 
@@ -185,12 +228,47 @@ async def _post_comment(
             )
 
 
+_COMING = (
+    "**The advisory comment is not on the pull request yet**; it is posted as soon as "
+    "GitHub takes it. The verdict on this check run stands."
+)
+
+
+async def _post_comment_within(
+    deps: WorkerDeps,
+    client: RepoClient,
+    record: DeliberationRecord,
+    pr: int,
+    advisory: Advisory,
+    pending: PendingPublication,
+) -> PostedComment:
+    """`_post_comment`, given up after `COMMENT_WAIT_S` (a GitHub that keeps failing is
+    retried for minutes by the client: the check run must not wait for that)."""
+    try:
+        return await asyncio.wait_for(
+            _post_comment(deps, client, record, pr, advisory, pending), COMMENT_WAIT_S
+        )
+    except TimeoutError:
+        raise GitHubUnavailable(
+            f"the comment was not posted within {round(COMMENT_WAIT_S)} s"
+        ) from None
+
+
+def _permanent(error: GitHubError) -> bool:
+    """A refusal no retry changes: the installation lacks a permission (403, not a limit)."""
+    return isinstance(error, GitHubAuthError) and error.status == 403
+
+
 def _check_run_output(
-    advisory: Advisory, pending: PendingPublication, comment_url: str | None
+    advisory: Advisory,
+    pending: PendingPublication,
+    comment_url: str | None,
+    note: str | None = None,
 ) -> CheckRunOutput:
     output = render_check_run(advisory, gate=pending.gate, comment_url=comment_url)
-    if pending.note:  # config problems and persona files that did not load
-        summary = pending.note.strip() + "\n\n" + output.summary
+    heads = [n.strip() for n in (note, pending.note) if n and n.strip()]
+    if heads:  # why the comment is missing; config problems, persona files that did not load
+        summary = "\n\n".join([*heads, output.summary])
         output = output.model_copy(update={"summary": summary})
     return output
 
@@ -201,15 +279,16 @@ async def _complete(
     record: DeliberationRecord,
     advisory: Advisory,
     pending: PendingPublication,
-    comment: PostedComment,
+    comment_url: str | None,
+    note: str | None = None,
 ) -> None:
     if record.check_run_id is None:
         return
     await _publisher(deps, client).complete(
         record.check_run_id,
-        _check_run_output(advisory, pending, comment.html_url),
-        conclusion_for(advisory.resolution, pending.gate),
-        details_url=transcript_url(deps.settings, record.id) or comment.html_url,
+        _check_run_output(advisory, pending, comment_url, note),
+        conclusion_for(advisory, pending.gate),
+        details_url=transcript_url(deps.settings, record.id) or comment_url,
     )
 
 
@@ -217,16 +296,70 @@ def _publisher(deps: WorkerDeps, client: RepoClient) -> CheckRunPublisher:
     return CheckRunPublisher(client, update_interval_s=deps.settings.check_update_interval_s)
 
 
-# -- keeping it for later --------------------------------------------------------------------
+# -- the verdict first, the comment later ----------------------------------------------------
+
+
+def _missing_comment_note(error: GitHubError, delay: float | None) -> str:
+    if delay is None:
+        return (
+            f"**The advisory comment could not be posted:** GitHub refused it "
+            f"({_why(error)}). {MISSING_PERMISSION} The verdict on this check run stands."
+        )
+    return (
+        f"**The advisory comment is not on the pull request yet:** {_why(error)}. It is "
+        f"posted again in about {round(delay)} s. The verdict on this check run stands."
+    )
+
+
+async def _verdict_without_comment(
+    deps: WorkerDeps,
+    lifecycle: CheckRunLifecycle,
+    advisory: Advisory,
+    pending: PendingPublication,
+    error: GitHubError,
+) -> None:
+    """The comment failed: the check run gets the verdict now; the comment is retried in
+    the background, unless GitHub refused it for good."""
+    permanent = _permanent(error)
+    delay = None if permanent else _delay(deps, pending, error)
+    conclusion = conclusion_for(advisory, pending.gate)
+    output = _check_run_output(advisory, pending, None, _missing_comment_note(error, delay))
+    completed = False
+    if lifecycle.check_run_id is not None:
+        try:
+            await lifecycle.complete(output, conclusion, details_url=None)
+            completed = True
+        except GitHubError as failed:
+            log.warning(
+                "check_run_not_completed",
+                deliberation_id=pending.deliberation_id,
+                error=str(failed),
+            )
+    if permanent and completed:
+        log.warning("comment_refused", deliberation_id=pending.deliberation_id, error=str(error))
+        await _ended(deps, pending.deliberation_id, advisory, conclusion)
+        return
+    await _keep(deps, pending.model_copy(update={"check_completed": completed}), advisory, error)
+
+
+async def _ended(
+    deps: WorkerDeps, deliberation_id: str, advisory: Advisory, conclusion: str
+) -> None:
+    """The verdict is on the check run and no comment will follow."""
+    await set_status(
+        deps.db,
+        deliberation_id,
+        DeliberationStatus.COMPLETED,
+        resolution=advisory.resolution.value,
+        conclusion=conclusion,
+        advisory_json=advisory.model_dump_json(),
+        cost_usd=advisory.usage.cost_usd,
+    )
+    OUTCOMES.labels(advisory.resolution.value).inc()
 
 
 async def _keep(
-    deps: WorkerDeps,
-    publisher: CheckRunPublisher,
-    check_run_id: int | None,
-    pending: PendingPublication,
-    advisory: Advisory,
-    error: GitHubError,
+    deps: WorkerDeps, pending: PendingPublication, advisory: Advisory, error: GitHubError
 ) -> None:
     """The advisory stays on the record, `publish_pending`, and the job is scheduled."""
     await set_status(
@@ -234,22 +367,25 @@ async def _keep(
         pending.deliberation_id,
         DeliberationStatus.PUBLISH_PENDING,
         resolution=advisory.resolution.value,
-        conclusion=conclusion_for(advisory.resolution, pending.gate),
+        conclusion=conclusion_for(advisory, pending.gate),
         advisory_json=advisory.model_dump_json(),
         cost_usd=advisory.usage.cost_usd,
     )
-    delay = await _schedule(deps, pending, error)
-    if check_run_id is not None and not isinstance(error, GitHubUnavailable):
-        # GitHub answers (a rate limit, a refusal): say why the verdict is not there yet.
-        # When it does not answer at all, this would only spend another retry budget.
-        await _note_waiting(publisher, check_run_id, advisory, error, delay)
+    await _schedule(deps, pending, error)
+
+
+def _delay(deps: WorkerDeps, pending: PendingPublication, error: GitHubError) -> float:
+    """Seconds before the next try: doubling from COUNCIL_PUBLISH_RETRY_S, or the rate
+    limit's retry-after when that is longer."""
+    delay = min(PUBLISH_MAX_DEFER_S, deps.settings.publish_retry_s * 2.0**pending.attempt)
+    if isinstance(error, GitHubRateLimited):
+        delay = max(delay, error.retry_after.total_seconds() + 1)
+    return delay
 
 
 async def _schedule(deps: WorkerDeps, pending: PendingPublication, error: GitHubError) -> float:
     """Enqueue the next try of `publish_pending`, deferred; returns the seconds."""
-    delay = min(PUBLISH_MAX_DEFER_S, deps.settings.publish_retry_s * 2.0**pending.attempt)
-    if isinstance(error, GitHubRateLimited):
-        delay = max(delay, error.retry_after.total_seconds() + 1)
+    delay = _delay(deps, pending, error)
     following = pending.model_copy(update={"attempt": pending.attempt + 1})
     await record_deferred(deps.db, pending.deliberation_id, job=following.model_dump(mode="json"))
     # One job id per try: enqueued twice (a redelivered job), it is still one try.
@@ -270,30 +406,14 @@ async def _schedule(deps: WorkerDeps, pending: PendingPublication, error: GitHub
     return delay
 
 
-async def _note_waiting(
-    publisher: CheckRunPublisher,
-    check_run_id: int,
-    advisory: Advisory,
-    error: GitHubError,
-    delay: float,
-) -> None:
-    summary = (
-        f"The council reached its verdict ({advisory.resolution.value}), but GitHub did not "
-        f"take the advisory comment yet ({_why(error)}). It is kept and posted again in "
-        f"about {round(delay)} s; this check completes then."
-    )
-    try:
-        await publisher.note(check_run_id, "Advisory ready, not yet posted", summary)
-    except GitHubError as failed:  # the kept advisory matters, this note does not
-        log.warning("check_run_note_failed", check_run_id=check_run_id, error=str(failed))
-
-
 def _why(error: GitHubError) -> str:
     if isinstance(error, GitHubRateLimited):
         return "the App's rate limit was reached"
     if isinstance(error, GitHubUnavailable):
-        return "GitHub did not answer"
-    return f"GitHub answered {error.status}" if error.status is not None else "GitHub error"
+        return f"GitHub did not answer ({error.reason})"
+    if error.status is not None:
+        return f"GitHub answered {error.status} {error.reason}"
+    return "GitHub error"
 
 
 async def _superseded(deps: WorkerDeps, record: DeliberationRecord) -> bool:
@@ -312,35 +432,48 @@ async def _give_up(
     client: RepoClient,
     record: DeliberationRecord,
     advisory: Advisory,
+    pending: PendingPublication,
     *,
     error: GitHubError | None = None,
     superseded: bool = False,
 ) -> str:
-    """The check run says why there is no comment; the advisory stays on the record."""
+    """No comment will be posted. A check run that carries the verdict keeps it; one that
+    does not yet gets it now, saying the comment is missing. The advisory stays on the
+    record."""
+    conclusion = conclusion_for(advisory, pending.gate)
     if superseded:
-        status, conclusion = DeliberationStatus.SUPERSEDED, "cancelled"
         reason = "A newer review of this pull request was posted before this one could be."
-    else:
-        assert error is not None
-        status, conclusion = DeliberationStatus.FAILED, "neutral"
-        reason = (
-            f"The council reached its verdict ({advisory.resolution.value}), but GitHub "
-            f"would not take the advisory after {PUBLISH_TRIES} tries. "
-            + explain_failure(error, delivery_id=record.key)
+        if record.check_run_id is not None and not pending.check_completed:
+            try:
+                await _publisher(deps, client).cancel(record.check_run_id, reason)
+            except GitHubError as failed:
+                log.warning("check_run_not_cancelled", deliberation_id=record.id, error=str(failed))
+        status = DeliberationStatus.SUPERSEDED
+        await set_status(
+            deps.db, record.id, status, conclusion=None if pending.check_completed else "cancelled"
         )
-    if record.check_run_id is not None:
-        publisher = _publisher(deps, client)
+        log.warning("publish_abandoned", deliberation_id=record.id, reason=reason)
+        return "superseded"
+    assert error is not None
+    reason = (
+        f"GitHub would not take the advisory comment after {pending.attempt + 1} tries. "
+        + explain_failure(error, delivery_id=record.key)
+    )
+    if _permanent(error):
+        reason = f"GitHub refused the advisory comment ({_why(error)}). {MISSING_PERMISSION}"
+    carried = pending.check_completed
+    if not carried and record.check_run_id is not None:
         try:
-            if superseded:
-                await publisher.cancel(record.check_run_id, reason)
-            else:
-                output = CheckRunOutput(title="Advisory not posted", summary=reason)
-                await publisher.complete(record.check_run_id, output, "neutral")
+            await _complete(deps, client, record, advisory, pending, None, f"**{reason}**")
+            carried = True
         except GitHubError as failed:
             log.warning("check_run_not_completed", deliberation_id=record.id, error=str(failed))
-    await set_status(deps.db, record.id, status, conclusion=conclusion)
+    if carried:
+        await _ended(deps, record.id, advisory, conclusion)
+    else:
+        await set_status(deps.db, record.id, DeliberationStatus.FAILED, conclusion=conclusion)
     log.warning("publish_abandoned", deliberation_id=record.id, reason=reason)
-    return "superseded" if superseded else "abandoned"
+    return "abandoned"
 
 
 # -- the books -------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 """The advisory as a check run: conclusion, title, summary, text and line annotations.
 
-Conclusions (PRODUCT.md): APPROVED -> success, APPROVED_WITH_CONDITIONS -> neutral,
-ESCALATE -> action_required, REJECTED -> failure; NO_QUORUM, COST_LIMIT and FAILED ->
-neutral with the reason in the title; CANCELLED -> cancelled. With `gate: advisory` the
-check never blocks: failure and action_required become neutral.
+Conclusions are the merge gate's (`bot.render.conclusion`, with the whole table): a verdict
+gives its own, an open critical finding or red flag no approval answered gives `failure`,
+and so does every ending without a verdict ("No verdict: ..." in the title, with what to
+do in the summary). With `gate: advisory` the check never blocks.
 
 APPROVED_WITH_CONDITIONS is `neutral`, never `success`: a merge gate is not green while
 conditions are open (grey in the UI, with the conditions in the summary). It is not
@@ -22,10 +22,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.council.advisory import Advisory, MergedFinding, Resolution
+from bot.council.advisory import Advisory, MergedFinding
+from bot.render.conclusion import (
+    Conclusion,
+    Gate,
+    blocked_title,
+    conclusion_for,
+    gate_blockers,
+    gate_note,
+    no_verdict_title,
+)
 from bot.render.markdown import (
     RESOLUTION_TITLE,
     cell,
@@ -37,7 +47,7 @@ from bot.render.markdown import (
 )
 from bot.render.scope import scope_summary
 from bot.render.usage import cost_text, usage_notes
-from bot.safety import strip_invisible
+from bot.safety import defuse_links, neutralize_mentions, strip_invisible
 
 __all__ = [
     "ANNOTATIONS_PER_REQUEST",
@@ -57,8 +67,6 @@ __all__ = [
     "render_check_run",
 ]
 
-Gate = Literal["verdict", "advisory"]
-Conclusion = Literal["success", "neutral", "action_required", "failure", "cancelled"]
 AnnotationLevel = Literal["notice", "warning", "failure"]
 
 CHECK_RUN_NAME = "Council"  # the App's check run; re-runs of anyone else's are not ours
@@ -71,17 +79,6 @@ _TEXT_MAX = 60_000
 _TITLE_MAX = 200
 _MESSAGE_MAX = 4_000
 
-_CONCLUSIONS: dict[Resolution, Conclusion] = {
-    Resolution.APPROVED: "success",
-    Resolution.APPROVED_WITH_CONDITIONS: "neutral",
-    Resolution.ESCALATE: "action_required",
-    Resolution.REJECTED: "failure",
-    Resolution.NO_QUORUM: "neutral",
-    Resolution.COST_LIMIT: "neutral",
-    Resolution.FAILED: "neutral",
-    Resolution.NOTHING_TO_REVIEW: "neutral",
-    Resolution.CANCELLED: "cancelled",
-}
 _LEVELS: dict[str, AnnotationLevel] = {
     "critical": "failure",
     "major": "warning",
@@ -131,20 +128,25 @@ class CheckRunOutput(BaseModel):
     annotations: list[Annotation] = Field(default_factory=list)
 
 
-def conclusion_for(resolution: Resolution, gate: Gate = "verdict") -> Conclusion:
-    conclusion = _CONCLUSIONS[resolution]
-    if gate == "advisory" and conclusion in ("failure", "action_required"):
-        return "neutral"
-    return conclusion
-
-
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _plain(text: str, limit: int) -> str:
-    # Annotations are plain text, but bidi controls would still disguise them.
-    return _clip(strip_invisible(text).strip(), limit)
+    """Plain text (a title, an annotation) under the comment's output rule: no invisible
+    or bidi character (they disguise text) and no mention that notifies. GitHub renders
+    no Markdown here, so a link or an image shows as the text it is."""
+    return _clip(neutralize_mentions(strip_invisible(text)).strip(), limit)
+
+
+def _markdown(text: str, comment_url: str | None = None) -> str:
+    """The summary or text under the comment's output rule: model text already went
+    through `bot.safety` (no mention, image or HTML); links stay links only into the
+    repository the council's comment is on (`comment_url`), the others become text."""
+    parts = urlsplit(comment_url or "")
+    path = parts.path.split("/")
+    repo = "/".join(path[1:3]) if parts.scheme == "https" and len(path) > 3 else None
+    return defuse_links(text, repo, host=parts.netloc or "github.com")
 
 
 def _annotation(advisory: Advisory, f: MergedFinding) -> Annotation | None:
@@ -192,7 +194,7 @@ def _title(advisory: Advisory) -> str:
     else:
         reason = " ".join(strip_invisible(advisory.reason or "").split())
         title = f"{RESOLUTION_TITLE[r]}: {reason}" if reason else RESOLUTION_TITLE[r]
-    return _clip(title, _TITLE_MAX)
+    return _plain(title, _TITLE_MAX)
 
 
 def _summary_head(advisory: Advisory) -> list[str]:
@@ -241,7 +243,7 @@ def _summary(advisory: Advisory, gate: Gate, comment_url: str | None) -> str:
     limit: int | None = None
     while True:
         top = [top_findings_table(advisory, limit)] if advisory.top_findings else []
-        text = "\n\n".join([*head, *top, *rest])
+        text = _markdown("\n\n".join([*head, *top, *rest]), comment_url)
         if len(text) <= _SUMMARY_MAX or limit == 0:
             return _clip(text, _SUMMARY_MAX)
         limit = len(advisory.top_findings) // 2 if limit is None else limit // 2
@@ -262,7 +264,7 @@ def _text(advisory: Advisory) -> str | None:
             lines.append(f"- …and {len(advisory.findings) - n} more.")
             break
         lines.append(line)
-    return "\n".join(lines)
+    return _markdown("\n".join(lines))
 
 
 def render_check_run(
@@ -270,12 +272,38 @@ def render_check_run(
 ) -> CheckRunOutput:
     """Title, summary and text of the completed check run, with every annotation.
 
+    Under `gate: verdict` the title says first when the check blocks without a verdict
+    ("No verdict: ...") or despite one ("Blocked by an open critical finding: ..."), and
+    the summary opens with why and what to do. A carried verdict (nothing new to review at
+    this head) names the head it was given on and has no annotations: its lines were read
+    at that head.
+
     Send `annotations` in `annotation_batches`: the first batch with the completing call,
     the rest in updates.
     """
+    title = _title(advisory)
+    summary = _summary(advisory, gate, comment_url)
+    if gate == "verdict":
+        blockers = gate_blockers(advisory)
+        title = no_verdict_title(advisory, RESOLUTION_TITLE[advisory.resolution]) or (
+            f"{blocked_title(blockers)} · {title}" if blockers else title
+        )
+        note = gate_note(advisory, gate)
+        if note:
+            summary = f"{note}\n\n{summary}"
+    carried = advisory.carried_from
+    if carried is not None:
+        title = f"Carried from {carried.head_sha[:7]}: {title}"
+        summary = (
+            f"**The verdict given on {carried.head_sha[:7]} stands:** this head has nothing "
+            f"new to review ({cell(carried.reason, 500)}). A push with changes gets a review."
+            f"\n\n{summary}"
+        )
     return CheckRunOutput(
-        title=_title(advisory),
-        summary=_summary(advisory, gate, comment_url),
+        # The comment's output rule on the whole: the gate's and the carried verdict's lines
+        # name findings and reasons in the models' words too.
+        title=_plain(title, _TITLE_MAX),
+        summary=_clip(_markdown(summary, comment_url), _SUMMARY_MAX),
         text=_text(advisory),
-        annotations=annotations_for(advisory),
+        annotations=[] if carried is not None else annotations_for(advisory),
     )

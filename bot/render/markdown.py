@@ -24,10 +24,14 @@ GitHub refuses comments over 65,536 characters, so the comment is also shrunk to
 list, the synthesis section, then the visible findings. The verdict and the banner are
 never dropped.
 
-Every model-written string goes through `bot.safety`; table cells additionally
-escape `|` and stay on one line. Links in the composed comment that do not point into the
-repository (`repo`, on github.com) are shown as text (`bot.safety.defuse_links`): a model
-must not be able to put a phishing link under the App's name.
+Every model-written string goes through `bot.safety`: a single line (a cell, a list item)
+starts no block of its own (`- ## x` is no heading); table cells additionally escape `|`
+and stay on one line; prose of several lines (the recommendation, a seat's summary) is a
+block quote in which no line starts a heading, table, rule, fence or HTML block, so
+nothing a model writes looks like the comment's own verdict, headings or tables. Links
+in the composed comment that do not point into the repository (`repo`, on github.com) are
+shown as text (`bot.safety.defuse_links`): a model must not be able to put a phishing
+link under the App's name.
 """
 
 from __future__ import annotations
@@ -53,10 +57,11 @@ from bot.council.advisory import (
 from bot.council.resolution import MAX_CONDITIONS
 from bot.council.schemas import Assessment, Severity
 from bot.render import debate  # a module import: bot.render.debate imports this one
+from bot.render.conclusion import conclusion_for, gate_note
 from bot.render.scope import scope_visible
 from bot.render.strategies import strategies_details, strategies_line
 from bot.render.usage import cost_text, usage_notes
-from bot.safety import defuse_links, sanitize_html_text, sanitize_inline, sanitize_markdown
+from bot.safety import defuse_links, quote_markdown, sanitize_html_text, sanitize_inline
 
 __all__ = [
     "COMMENT_MARKER",
@@ -218,7 +223,9 @@ def _inline(text: str, limit: int = _ITEM) -> str:
 
 
 def _block(text: str, limit: int) -> str:
-    return sanitize_markdown(clip(text, limit))
+    """Model prose of several lines as a block quote (`bot.safety.quote_markdown`): no
+    heading, table, rule, fence or HTML of it can pass for the comment's own."""
+    return quote_markdown(clip(text, limit))
 
 
 def _count(n: int, noun: str) -> str:
@@ -287,9 +294,7 @@ def verdict_heading(advisory: Advisory) -> str:
 
 
 def _conclusion(advisory: Advisory, gate: Literal["verdict", "advisory"]) -> str:
-    from bot.render.checks import conclusion_for  # checks imports this module
-
-    return conclusion_for(advisory.resolution, gate)
+    return conclusion_for(advisory, gate)
 
 
 def _verdict_lines(advisory: Advisory, options: CommentOptions, caps: dict[str, int]) -> list[str]:
@@ -301,6 +306,9 @@ def _verdict_lines(advisory: Advisory, options: CommentOptions, caps: dict[str, 
     if advisory.resolution.is_verdict:
         facts.insert(1, f"**confidence {_pct(advisory.confidence)}**")
     lines = [f"## {verdict_heading(advisory)}\n" + " · ".join(facts)]
+    blocked = gate_note(advisory, options.gate, list_current=False)
+    if blocked:  # why the check blocks the merge, and what to do
+        lines.append(blocked)
     banner = partial_banner(advisory)
     if banner:  # lost seats are said first, before anything the remaining seats said
         lines.append(banner)
@@ -685,7 +693,8 @@ def _assessment_body(
     """`seen`: the red flags, concerns and recommendations earlier seats' details listed;
     one said again in the same words is counted, not repeated."""
     seen = set() if seen is None else seen
-    parts = [f"**Summary.** {_block(a.summary, 1_200)}", _lens_table(a, unscored)]
+    summary = f"**Summary**\n\n{_block(a.summary, 1_200)}" if a.summary.strip() else ""
+    parts = [summary, _lens_table(a, unscored)]
     for title, items in (
         ("Red flags", a.red_flags),
         ("Concerns", a.concerns),

@@ -11,13 +11,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.council.advisory import Advisory, Resolution
+from bot.council.advisory import Advisory, CarriedVerdict, Resolution
 from bot.review.assemble import PreparedReview
 from bot.store.db import Database
 from bot.store.findings import PrFinding, mark, pr_findings, record_raised
 from bot.store.records import DeliberationRecord, last_published_for_pr
 
-__all__ = ["IncrementalBase", "incremental_base", "last_advisory", "track_findings"]
+__all__ = [
+    "IncrementalBase",
+    "carried_verdict",
+    "incremental_base",
+    "last_advisory",
+    "track_findings",
+]
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,20 @@ async def last_advisory(db: Database, repo: str, pr_number: int) -> Deliberation
     posted (one that stopped short, NO_QUORUM or COST_LIMIT, reviewed nothing in full)."""
     verdicts = [r.value for r in Resolution if r.is_verdict]
     return await last_published_for_pr(db, repo, pr_number, verdicts)
+
+
+async def carried_verdict(
+    db: Database, repo: str, pr_number: int, deliberation_id: str, reason: str
+) -> Advisory | None:
+    """The pull request's last verdict, carried to a head with nothing new to review
+    (`reason` says why): the same advisory, as `deliberation_id`'s, naming the head it was
+    given on. None when the pull request has no verdict yet."""
+    last = await last_advisory(db, repo, pr_number)
+    if last is None or not last.advisory_json:
+        return None
+    given = Advisory.model_validate_json(last.advisory_json)
+    carried = CarriedVerdict(head_sha=last.head_sha, deliberation_id=last.id, reason=reason)
+    return given.model_copy(update={"deliberation_id": deliberation_id, "carried_from": carried})
 
 
 async def incremental_base(

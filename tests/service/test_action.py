@@ -289,7 +289,9 @@ def test_a_failed_review_completes_its_check_run_and_fails_the_job(
     assert done.returncode == 1
     assert "error:" in done.stderr and "Traceback" not in done.stderr
     (run,) = gh.check_runs(REPO)
-    assert (run.status, run.conclusion) == ("completed", "neutral")
+    # No verdict: under `gate: verdict` it blocks the merge.
+    assert (run.status, run.conclusion) == ("completed", "failure")
+    assert (run.title or "").startswith("No verdict: ")
     assert "Failed" in summary
 
 
@@ -435,3 +437,78 @@ def test_inline_comments_from_the_action_are_posted_once(
         assert titles == ["Check result ignored for admins", "Hard-coded admin password"]
     sticky = [c for c in gh.comments(REPO, PR) if c.user == ACTIONS_BOT][-1]
     assert "No audit log of admin logins" in sticky.body  # off the diff: only here
+
+
+FORBIDDEN = {
+    "message": "Resource not accessible by integration",
+    "documentation_url": "https://docs.github.com/rest/issues/comments#create-an-issue-comment",
+    "status": "403",
+}
+
+
+def test_a_token_that_may_not_comment_still_puts_the_verdict_on_the_check_run(
+    tmp_path: Path, models: FakeModelServer, fake_github: FakeGitHub
+) -> None:
+    """A workflow without `issues: write`: the comment is refused (403), and the check run
+    completes with the verdict all the same, naming the job's missing permission."""
+    gh = fake_github
+    seed(gh, labels=("architecture",))
+    models.default(CouncilScript(verdict="REJECT").reply)
+    gh.fail("POST", rf"/repos/{REPO}/issues/{PR}/comments", status=403, body=FORBIDDEN, times=None)
+    done, summary = run_action(
+        tmp_path, gh, models, "pull_request", pull_request_event("labeled", label="architecture")
+    )
+    assert done.returncode == 0, done.stderr
+    (run,) = gh.check_runs(REPO)
+    assert (run.status, run.conclusion) == ("completed", "failure")
+    assert (run.title or "").startswith("Rejected")
+    said = run.summary or ""
+    assert "`issues: write`" in said and "`permissions:`" in said
+    assert "installation" not in said  # the App's hint is not the workflow's
+    assert "`issues: write`" in summary and "REJECTED" in summary
+    assert gh.comments(REPO, PR) == []
+
+
+def test_a_check_run_the_token_may_not_create_gets_the_workflow_permissions_hint(
+    tmp_path: Path, models: FakeModelServer, fake_github: FakeGitHub
+) -> None:
+    gh = fake_github
+    seed(gh, labels=("architecture",))
+    models.default(CouncilScript().reply)
+    gh.fail("POST", rf"/repos/{REPO}/check-runs", status=403, body=FORBIDDEN, times=None)
+    done, _ = run_action(
+        tmp_path, gh, models, "pull_request", pull_request_event("labeled", label="architecture")
+    )
+    assert done.returncode == 1
+    assert "`checks: write`" in done.stderr and "`permissions:`" in done.stderr
+    assert "installation's settings" not in done.stderr
+    assert not models.calls
+
+
+def test_a_pull_request_with_nothing_to_review_has_no_verdict_and_blocks(
+    tmp_path: Path, models: FakeModelServer, fake_github: FakeGitHub
+) -> None:
+    gh = fake_github
+    seed(gh, labels=("architecture",))
+    gh.add_pull(
+        REPO,
+        PR,
+        title="New logo",
+        body="",
+        head_sha=HEAD,
+        diff=(
+            "diff --git a/logo.png b/logo.png\nindex 1111111..2222222 100644\n"
+            "Binary files a/logo.png and b/logo.png differ\n"
+        ),
+        files_at_head={**FILES, "logo.png": b"\x89PNG\r\n"},
+        labels=("architecture",),
+    )
+    models.default(CouncilScript().reply)
+    done, summary = run_action(
+        tmp_path, gh, models, "pull_request", pull_request_event("labeled", label="architecture")
+    )
+    assert done.returncode == 0, done.stderr
+    (run,) = gh.check_runs(REPO)
+    assert run.conclusion == "failure", run.title
+    assert (run.title or "").startswith("No verdict: nothing to review")
+    assert "Nothing to review" in summary and not models.calls

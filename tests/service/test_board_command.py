@@ -71,7 +71,7 @@ async def test_an_unknown_persona_is_said_on_the_check_run_and_nothing_is_called
     await app.deliver("issue_comment", comment_event(text, comment_id=comment_id))
     await eventually(lambda: completed(gh), what="the completed check run")
     (run,) = completed(gh)
-    assert run.conclusion == "neutral"
+    assert run.conclusion == "failure"  # no verdict blocks the gate
     said = f"{run.title} {run.summary}"
     assert "appsec-reviwer" in said and "did you mean appsec-reviewer" in said
     assert [c for c in models.calls if c.request.output_name] == []

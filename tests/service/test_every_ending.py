@@ -1,7 +1,10 @@
 """Every way a review job can end, and the check run each one leaves.
 
 A required check run is a merge gate: whatever happens, it must end completed (never stuck
-in progress), and it may be `success` only when the advisory was posted on the PR.
+in progress), it may be `success` only when the advisory was posted on the PR (or GitHub
+refused the comment for good, which its summary says), and under
+`gate: verdict` no ending without a verdict passes (`success`, `neutral` and `skipped` pass
+a required check; every such ending here is `failure`, a cancellation `cancelled`).
 """
 
 from __future__ import annotations
@@ -81,6 +84,14 @@ async def binary_only(gh: FakeGitHub, models: FakeModelServer, settings: Any, he
     )
 
 
+async def comment_forbidden(
+    gh: FakeGitHub, models: FakeModelServer, settings: Any, head: str
+) -> None:
+    """An installation without "Issues: write": every comment creation is refused."""
+    body = {"message": "Resource not accessible by integration", "status": "403"}
+    gh.fail("POST", rf"/repos/{REPO}/issues/{PR}/comments", status=403, body=body, times=None)
+
+
 async def cancel(app: App, gh: FakeGitHub, head: str) -> None:
     await eventually(lambda: gh.check_runs(REPO), what="the check run")
     stop = gh.add_comment(REPO, PR, "/council cancel", user=AUTHOR)
@@ -97,14 +108,16 @@ async def newer_push(app: App, gh: FakeGitHub, head: str) -> None:
 ENDINGS = {
     "approved": Ending("success", "Approved"),
     "rejected": Ending("failure", "Rejected", CouncilScript(vote="REJECT", verdict="REJECT")),
-    "no quorum": Ending("neutral", "could not convene", prepare=models_fail),
+    "no quorum": Ending(
+        "failure", "No verdict: the council could not convene", prepare=models_fail
+    ),
     "a model's key missing": Ending(
-        "neutral",
+        "failure",
         "No model was called: openai:gpt-5.4: OPENAI_API_KEY is not set",
         settings={"openai_api_key": None},
     ),
     "an endpoint unreachable": Ending(
-        "neutral",
+        "failure",
         "cannot reach the provider at http://127.0.0.1:9/v1",
         settings={
             "models": ["box:qwen3-coder"],
@@ -112,13 +125,20 @@ ENDINGS = {
         },
     ),
     "daily cap spent": Ending(
-        "neutral", "cost", settings={"max_daily_cost_usd": 1.0}, prepare=spent_today
+        "failure",
+        "No verdict: stopped at the cost limit",
+        settings={"max_daily_cost_usd": 1.0},
+        prepare=spent_today,
     ),
-    "nothing to review": Ending("neutral", "Nothing to review", prepare=binary_only),
-    "failed": Ending("neutral", "could not", prepare=tree_missing),
+    "nothing to review": Ending("failure", "No verdict: nothing to review", prepare=binary_only),
+    "failed": Ending("failure", "No verdict: the deliberation failed", prepare=tree_missing),
     "expired": Ending(
-        "neutral", "job timeout", CouncilScript(latency_s=5.0), settings={"job_timeout_s": 2}
+        "failure", "job timeout", CouncilScript(latency_s=5.0), settings={"job_timeout_s": 2}
     ),
+    "a cap below one call": Ending(
+        "failure", "No verdict: stopped at the cost limit", settings={"max_pr_cost_usd": 1e-6}
+    ),
+    "comment refused": Ending("success", "Issues: write", prepare=comment_forbidden),
     "cancelled": Ending("cancelled", "Cancelled", CouncilScript(latency_s=1.5), then=cancel),
     "superseded": Ending(
         "success", "Approved", CouncilScript(latency_s=1.5), then=newer_push, runs=2
@@ -159,11 +179,13 @@ async def test_every_ending_leaves_a_completed_check_run_that_tells_the_truth(
     assert len(runs) == ending.runs and all(r.status == "completed" for r in runs)
     last = runs[-1]
     assert last.conclusion == ending.conclusion, (last.title, last.summary)
+    if name not in ("approved", "superseded", "comment refused"):  # no other passing verdict
+        assert last.conclusion not in ("success", "neutral", "skipped")
     said = f"{last.title}\n{last.summary}"
     assert ending.title.lower() in said.lower(), said
     advisories = [c for c in gh.comments(REPO, PR) if c.user == gh.app_login and MARKER in c.body]
     for run in runs:
-        if run.conclusion == "success":  # only ever with the advisory on the PR
+        if run.conclusion == "success" and name != "comment refused":  # with the advisory
             assert advisories and run.details_url and str(advisories[0].id) in run.details_url
     if name == "superseded":
         assert runs[0].conclusion == "cancelled" and "Superseded" in (runs[0].summary or "")

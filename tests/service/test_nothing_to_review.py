@@ -1,4 +1,5 @@
-"""A pull request with no changed line to read gets a neutral check run and no model call."""
+"""A pull request with no changed line to read gets no model call, and (no earlier verdict to
+carry) a check run that says it has no verdict, which blocks under `gate: verdict`."""
 
 from __future__ import annotations
 
@@ -55,9 +56,10 @@ async def test_a_binary_only_pull_request_is_nothing_to_review(
             what="a completed check run",
         )
     (run,) = gh.check_runs(REPO)
-    assert run.conclusion == "neutral"
+    # No earlier verdict to carry: nothing passes the gate without one.
+    assert run.conclusion == "failure"
     title = run.title or ""
-    assert title.startswith("Nothing to review") and "main..new-logo-" in title
+    assert title.startswith("No verdict: nothing to review") and "main..new-logo-" in title
     assert "AKIAIOSFODNN7EXAMPLE" not in f"{title}{run.summary}"  # redacted, as everywhere
     assert "only binary files changed: logo.png" in title
     assert models.calls == []  # nothing was sent to a model

@@ -5,7 +5,8 @@ GitHub's call log and what the models were sent.
 - A push to a reviewed PR is reviewed against the last advisory's head: only the new
   commits' hunks reach the models, with the findings still open; the comment says "Re-review
   of 2 new commits" and what became of the earlier findings (fixed, still open, new).
-- A merge of the base branch brings nothing of the PR's own: no model call, a neutral check.
+- A merge of the base branch brings nothing of the PR's own: no model call, and the last
+  verdict carried to the new head's check run.
 - A force-push rewrote the reviewed head: a full review, and the comment says why.
 - A `/council` command on a reviewed PR is a full review.
 - A PR whose diff GitHub refuses (406 too_large) is reviewed from the paginated files API,
@@ -190,7 +191,7 @@ async def test_a_merge_of_the_base_branch_brings_nothing_to_review(
     tmp_path: Path, models: FakeModelServer, fake_github: FakeGitHub
 ) -> None:
     gh = fake_github
-    _, h2 = seed(gh)
+    h1, h2 = seed(gh)
     script = CouncilScript()
     models.default(script.reply)
     async with running_app(app_settings(tmp_path, models, gh, KEYS[0])) as app:
@@ -213,9 +214,10 @@ async def test_a_merge_of_the_base_branch_brings_nothing_to_review(
 
     assert len(models.calls) == first_calls  # no model call
     run = completed(gh)[-1]
-    assert run.head_sha == h2 and run.conclusion == "neutral"
-    assert (run.title or "").startswith("Nothing to review")
-    assert "nothing to review beyond a merge of the base branch" in (run.title or "")
+    # The approval given on the reviewed head is carried: the merge changed nothing of the PR.
+    assert run.head_sha == h2 and run.conclusion == "success"
+    assert (run.title or "").startswith(f"Carried from {h1[:7]}: Approved"), run.title
+    assert "nothing to review beyond a merge of the base branch" in (run.summary or "")
     assert "Re-review" not in advisory(gh)  # the advisory stays the last review's
 
 

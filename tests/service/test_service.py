@@ -414,7 +414,7 @@ async def test_daily_cost_cap_stops_cleanly(
         await app.deliver("issue_comment", comment_event("/council quick", comment_id=comment_id))
         await eventually(lambda: completed(gh), what="the check run")
     (run,) = gh.check_runs(REPO)
-    assert run.conclusion == "neutral" and "cost" in (run.title or "").lower()
+    assert run.conclusion == "failure" and "cost" in (run.title or "").lower()
     assert models.calls == []  # stopped before the first model call
     (comment,) = [c for c in gh.comments(REPO, PR) if c.user == gh.app_login]
     assert "cost" in comment.body.lower()
@@ -443,7 +443,7 @@ async def test_a_failed_job_still_completes_its_check_run(
         await eventually(lambda: completed(gh), what="the check run")
     (run,) = gh.check_runs(REPO)
     summary = run.summary or ""
-    assert run.conclusion == "neutral"
+    assert run.conclusion == "failure" and (run.title or "").startswith("No verdict: ")
     # A sentence for people: what failed and what to do, not the exception and its path.
     assert "could not read the repository's file tree from GitHub (not found" in summary
     assert "comment `/council` on the pull request to try again" in summary
@@ -460,4 +460,4 @@ async def test_an_expired_job_still_completes_its_check_run(
         await app.deliver("issue_comment", comment_event("/council quick", comment_id=comment_id))
         await eventually(lambda: completed(gh), timeout=20, what="the check run")
     (run,) = gh.check_runs(REPO)
-    assert run.conclusion == "neutral" and "job timeout" in (run.summary or "")
+    assert run.conclusion == "failure" and "job timeout" in (run.summary or "")

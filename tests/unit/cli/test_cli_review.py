@@ -92,7 +92,7 @@ def test_no_quorum_exits_3(models: FakeModelServer, tmp_path: Path, diff_file: P
     done = run_review(models, tmp_path, "--diff", str(diff_file), "--json")
     assert done.returncode == 3, done.stderr
     result = json.loads(done.stdout)
-    assert result["resolution"] == "NO_QUORUM" and result["conclusion"] == "neutral"
+    assert result["resolution"] == "NO_QUORUM" and result["conclusion"] == "failure"
     assert {s["state"] for s in result["seats"]} == {"error"}
 
 

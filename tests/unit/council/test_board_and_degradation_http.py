@@ -136,15 +136,17 @@ async def test_limited_advisory_at_one_of_three_is_never_green(
 
     assert advisory.resolution is Resolution.NO_QUORUM
     assert len(advisory.valid_seats()) == 1
-    assert conclusion_for(advisory.resolution, "verdict") == "neutral"
-    assert conclusion_for(advisory.resolution, "advisory") == "neutral"
+    assert conclusion_for(advisory, "verdict") == "failure"  # no verdict: blocks the merge
+    assert conclusion_for(advisory, "advisory") == "neutral"
     comment = render_comment(advisory)
     assert "Limited advisory: 1 of 3 seats answered" in comment
     for name in names[1:]:
         assert f"the {name} view" in comment
     assert f"Only {names[0]}'s answer" in comment and "one reviewer's opinion" in comment
     check = render_check_run(advisory)
-    assert check.title.startswith("The council could not convene: Limited advisory: 1 of 3")
+    assert check.title.startswith(
+        "No verdict: the council could not convene: Limited advisory: 1 of 3"
+    )
 
 
 async def test_partial_synthesis_says_consensus_2_of_3_and_names_the_missing_view(
@@ -255,7 +257,7 @@ async def test_model_strengths_decide_the_recommendation_on_a_tie_and_are_named(
     )
     # Votes are not weighted (DELIBERATION.md): the tie stands, a person decides.
     assert advisory.resolution is Resolution.ESCALATE
-    assert conclusion_for(advisory.resolution) == "action_required"
+    assert conclusion_for(advisory) == "action_required"
     assert advisory.synthesis is not None
     recommendation = advisory.synthesis.recommendation
     assert recommendation.startswith("Bound the retry")  # the chair's own words first

@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from bot.config import load_repo_config
-from bot.council.advisory import Resolution
+from bot.council.advisory import Advisory, Resolution
 from bot.council.resolution import ResolutionResult, resolve_assessments, resolve_votes
 from bot.council.schemas import Vote
 from bot.council.scoring import ReviewSignals
@@ -45,7 +45,8 @@ def vote(kind: str) -> Vote:
 def test_one_seat_never_approves_alone() -> None:
     alone = resolve_votes([vote("APPROVE")])
     assert alone.resolution is Resolution.NO_QUORUM
-    assert conclusion_for(alone.resolution) == "neutral"
+    ended = Advisory(deliberation_id="d", protocol="board", topic="t", resolution=alone.resolution)
+    assert conclusion_for(ended) == "failure"  # no verdict: the gate does not pass
     # Two seats that voted, one abstained: still one ballot, still no quorum.
     assert resolve_votes([vote("APPROVE"), None]).resolution is Resolution.NO_QUORUM
     assert resolve_assessments([None, None]).resolution is Resolution.NO_QUORUM

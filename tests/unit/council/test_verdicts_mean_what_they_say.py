@@ -94,8 +94,8 @@ async def test_unanimous_conditional_approval_is_approved_with_conditions_and_no
     advisory = await deliberate(fake)
     assert advisory.vote_counts().approve == 5
     assert advisory.resolution == R.APPROVED_WITH_CONDITIONS
-    assert conclusion_for(advisory.resolution) == "neutral"  # not green
-    assert conclusion_for(advisory.resolution, "advisory") == "neutral"
+    assert conclusion_for(advisory) == "neutral"  # not green
+    assert conclusion_for(advisory, "advisory") == "neutral"
     comment = render_comment(advisory)
     assert verdict_line(comment) == "🟡 Approved with conditions"
     shown = conditions_listed(comment)
@@ -118,7 +118,7 @@ async def test_unanimous_conditional_approval_is_approved_with_conditions_and_no
 async def test_unconditional_approval_is_approved_and_green() -> None:
     advisory = await deliberate(FakeProviders(CouncilScript(vote="APPROVE")))
     assert advisory.resolution == R.APPROVED
-    assert conclusion_for(advisory.resolution) == "success"
+    assert conclusion_for(advisory) == "success"
     comment = render_comment(advisory)
     assert verdict_line(comment) == "✅ Approved"
     assert conditions_listed(comment) == []
@@ -157,7 +157,7 @@ async def test_quick_with_concerns_but_no_merge_conditions_is_green() -> None:
     comment = render_comment(advisory)
     assert verdict_line(comment) == "✅ Approved"
     assert conditions_listed(comment) == []
-    assert conclusion_for(advisory.resolution) == "success"
+    assert conclusion_for(advisory) == "success"
 
 
 async def test_quick_with_merge_conditions_is_conditional() -> None:
@@ -174,7 +174,7 @@ async def test_quick_with_merge_conditions_is_conditional() -> None:
     comment = render_comment(advisory)
     assert verdict_line(comment) == "🟡 Approved with conditions"
     assert conditions_listed(comment) == ["Bound the retry loop."]
-    assert conclusion_for(advisory.resolution) == "neutral"
+    assert conclusion_for(advisory) == "neutral"
 
 
 # --- critical findings ---------------------------------------------------------------------
@@ -197,7 +197,13 @@ async def test_an_unanswered_critical_finding_keeps_a_board_from_plain_approved(
     advisory = await deliberate(fake, did="v-c1")
     assert advisory.vote_counts().approve == 5
     assert advisory.resolution == R.APPROVED_WITH_CONDITIONS
-    assert conclusion_for(advisory.resolution) == "neutral"
+    # No vote answered it: the gate blocks (never a passing conclusion), and says why.
+    assert conclusion_for(advisory) == "failure"
+    assert conclusion_for(advisory, "advisory") == "neutral"
+    check = render_check_run(advisory)
+    assert check.title.startswith(
+        "Blocked by an open critical finding: SQL injection in the order lookup"
+    )
     shown = conditions_listed(render_comment(advisory))
     assert shown == [f"{CRITICAL_CONDITION}SQL injection in the order lookup (app/db.py:L12-L14)"]
 

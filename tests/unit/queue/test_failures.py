@@ -56,9 +56,9 @@ def test_a_github_server_error_says_what_could_not_be_read_and_what_to_do() -> N
                 method="POST",
                 path="/repos/o/r/check-runs",
             ),
-            "The council could not create the check run on GitHub (access refused: the App "
-            "may lack a permission on this repository, which an admin can grant in the "
-            "installation's settings).",
+            "The council could not create the check run on GitHub (access refused: the App's "
+            "installation lacks Checks: write, which an owner grants in the installation's "
+            "settings).",
         ),
         (
             GitHubRateLimited(
@@ -143,3 +143,18 @@ def test_redis_timeouts_and_anything_else_get_a_sentence_not_a_traceback() -> No
         f"operator can find the details in the worker's log under delivery `{DELIVERY}`."
     )
     assert "10.0.0.5" not in explain_failure(redis, delivery_id=DELIVERY)
+
+
+def test_a_refused_workflow_token_gets_the_workflow_permissions_hint() -> None:
+    """The Action's 403 names the job's `permissions:` and the one missing, not the App's
+    installation settings, which a workflow does not have."""
+    refused = GitHubAuthError(
+        "Resource not accessible by integration",
+        status=403,
+        method="POST",
+        path="/repos/o/r/check-runs",
+    )
+    said = explain_failure(refused, delivery_id="d", runner="action")
+    assert "the workflow's token lacks `checks: write`" in said
+    assert "`permissions:`" in said
+    assert "installation" not in said

@@ -205,7 +205,9 @@ def test_the_full_advisory_has_every_section() -> None:
     # All findings, the synthesis, 3 assessments, the cost.
     assert text.count("<details>") == text.count("</details>") == 6
     assert "| 9 | 12,000 | 40,000 | 0 | 3,000 | $0.4321 | 61.0 s |" in text
-    assert "check `success` · **confidence 82%** · 3 seats · protocol `board`" in visible
+    # The approvals do not answer the critical finding: the gate blocks, and says so.
+    assert "check `failure` · **confidence 82%** · 3 seats · protocol `board`" in visible
+    assert "**Blocked by an open critical finding: the check fails until it is fixed" in visible
 
 
 def test_vote_table_lists_each_seat() -> None:
@@ -396,23 +398,31 @@ CONCLUSIONS = [
     (Resolution.APPROVED_WITH_CONDITIONS, "neutral", "neutral"),
     (Resolution.ESCALATE, "action_required", "neutral"),
     (Resolution.REJECTED, "failure", "neutral"),
-    (Resolution.NO_QUORUM, "neutral", "neutral"),
-    (Resolution.COST_LIMIT, "neutral", "neutral"),
-    (Resolution.FAILED, "neutral", "neutral"),
+    # Under `gate: verdict` nothing passes without a verdict.
+    (Resolution.NO_QUORUM, "failure", "neutral"),
+    (Resolution.COST_LIMIT, "failure", "neutral"),
+    (Resolution.FAILED, "failure", "neutral"),
+    (Resolution.NOTHING_TO_REVIEW, "failure", "neutral"),
     (Resolution.CANCELLED, "cancelled", "cancelled"),
 ]
 
 
 @pytest.mark.parametrize(("resolution", "verdict_gate", "advisory_gate"), CONCLUSIONS)
 def test_conclusion_for(resolution: Resolution, verdict_gate: str, advisory_gate: str) -> None:
-    assert conclusion_for(resolution) == verdict_gate
-    assert conclusion_for(resolution, "verdict") == verdict_gate
-    assert conclusion_for(resolution, "advisory") == advisory_gate
+    ended = Advisory(deliberation_id="d", protocol="board", topic="t", resolution=resolution)
+    assert conclusion_for(ended) == verdict_gate
+    assert conclusion_for(ended, "verdict") == verdict_gate
+    assert conclusion_for(ended, "advisory") == advisory_gate
 
 
 def test_check_run_carries_verdict_link_and_annotations() -> None:
     out = render_check_run(advisory(), comment_url="https://github.com/o/r/pull/1#issuecomment-9")
-    assert out.title == "Approved · confidence 82% · 3 seats"
+    # No approval answers the critical finding: it blocks the gate, first in the title.
+    assert out.title == (
+        "Blocked by an open critical finding: Finding number 0 (src/module_0.py:L10-L20) · "
+        "Approved · confidence 82% · 3 seats"
+    )
+    assert "- Finding number 0 (src/module_0.py:L10-L20)" in out.summary
     assert "## ✅ Approved" in out.summary
     assert "[the council's comment](https://github.com/o/r/pull/1#issuecomment-9)" in out.summary
     assert "| 🔴 critical | src/module_0.py:L10-L20 | Finding number 0 |" in out.summary
