@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+import reprlib
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,7 +115,9 @@ def martian_sample(entry: dict[str, Any]) -> Sample:
     if entry.get("number") is not None:
         number = int(entry["number"])
     if not repo or number is None:
-        raise DatasetError(f"an entry names no pull request (url or repo and number): {entry}")
+        raise DatasetError(
+            "an entry names no pull request (url or repo and number): " + reprlib.repr(entry)
+        )
     comments = [_martian_comment(c) for c in entry.get("comments") or []]
     return Sample(
         url=url or f"https://github.com/{repo}/pull/{number}",
@@ -146,17 +149,76 @@ def _martian_comment(raw: Any) -> Golden | None:
 
 
 def load(dataset: Path, kind: Format | None = None) -> list[Sample]:
-    """The pull requests of a benchmark file (`kind`: its format; None: told by its fields)."""
-    try:
-        entries = _entries(json.loads(dataset.read_text(encoding="utf-8")))
-    except (OSError, json.JSONDecodeError) as error:
-        raise DatasetError(f"cannot read {dataset}: {error}") from None
+    """The pull requests of a benchmark file (`kind`: its format; None: told by its fields).
+    Whatever is wrong with the file is a `DatasetError` naming it (and the line or the
+    pull request when known): never a traceback."""
+    entries = _entries(read_json(dataset))
     chosen = kind or detect_format(entries)
     read = aacr_sample if chosen == "aacr" else martian_sample
+    samples: list[Sample] = []
+    for number, entry in enumerate(entries, 1):
+        try:
+            samples.append(read(entry))
+        except RecursionError:
+            raise DatasetError(
+                f"{dataset} is not in {chosen}'s format: pull request {number} holds a value "
+                "nested too deeply"
+            ) from None
+        except (KeyError, TypeError, ValueError, ArithmeticError) as error:
+            raise DatasetError(
+                f"{dataset} is not in {chosen}'s format (pull request {number}): {error!r}"
+            ) from None
+    return samples
+
+
+def read_json(dataset: Path) -> Any:
+    """The file's JSON; a `DatasetError` naming the file, and the line when there is one,
+    for a file that cannot be read, is not UTF-8, or is not JSON this reader can take."""
     try:
-        return [read(e) for e in entries]
-    except (KeyError, TypeError, ValueError) as error:
-        raise DatasetError(f"{dataset} is not in {chosen}'s format: {error!r}") from None
+        raw = dataset.read_bytes()
+    except OSError as error:
+        raise DatasetError(f"cannot read {dataset}: {error}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        raise DatasetError(
+            f"cannot read {dataset}: line {line} is not UTF-8 (byte 0x{raw[error.start]:02x} "
+            f"at offset {error.start}); a benchmark file is JSON in UTF-8"
+        ) from None
+    try:
+        return json.loads(text)
+    except RecursionError:
+        depth, line = _deepest(text)
+        raise DatasetError(
+            f"cannot read {dataset}: its JSON is nested {depth:,} levels deep (at line {line}), "
+            "too deep to read; a benchmark file is an array of pull requests"
+        ) from None
+    except ValueError as error:  # JSONDecodeError (with its line), an oversized number
+        raise DatasetError(f"cannot read {dataset}: {error}") from None
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}\n]')
+
+
+def _deepest(text: str) -> tuple[int, int]:
+    """How deep the JSON's arrays and objects nest, and the line where they first do
+    (strings skipped: a bracket inside one is text)."""
+    depth = deepest = 0
+    line = deepest_line = 1
+    for token in _JSON_TOKEN.finditer(text):
+        char = token.group()
+        if char == "\n":
+            line += 1
+        elif char in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, deepest_line = depth, line
+        elif char in "]}":
+            depth -= 1
+        else:  # a string: a raw newline inside one still ends a line of the file
+            line += char.count("\n")
+    return deepest, deepest_line
 
 
 # --- the local clones ------------------------------------------------------------------------

@@ -12,6 +12,14 @@ each whose lease lapsed (bot/queue/lease.py):
 Either way the new runner resumes from the ledger and pays only for unfinished calls; past
 `COUNCIL_MAX_RESUMES` it completes the check run instead, saying it could not be resumed.
 
+A deliberation nothing can run again is ended here instead, `failed`, its check run (when
+it has one) completed with why: one whose job was cut off before it recorded its request (a
+database failure) and that the queue no longer holds, and one handed back past
+`COUNCIL_MAX_RESUMES` whose last runner never concluded it either. The same rules decide
+that it is abandoned: running for longer than a lease, no live claim, no hand-back within
+the last lease. A local review's record (`council review`, no pull request) is not the
+App's to end.
+
 It also schedules again an advisory kept for a later posting try (GitHub refused it) whose
 try the queue lost.
 """
@@ -24,38 +32,156 @@ from typing import Any
 import structlog
 from arq.constants import in_progress_key_prefix, job_key_prefix, result_key_prefix
 
+from bot.github.errors import GitHubError, GitHubRateLimited, GitHubUnavailable
+from bot.github.publish import CheckRunPublisher
+from bot.metrics import OUTCOMES
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobs import JobFunction
 from bot.queue.lease import lease_key
+from bot.queue.links import transcript_url
 from bot.queue.publishing import PUBLISH_JOB, PUBLISH_MAX_DEFER_S
-from bot.review.run import handed_back_since, last_deferred, record_resumed, recorded_request
-from bot.store.records import DeliberationRecord, stale_pending, stale_running
+from bot.render import render_check_run
+from bot.render.conclusion import Conclusion, conclusion_for
+from bot.review import Advisory, Resolution
+from bot.review.run import (
+    handed_back_since,
+    last_deferred,
+    record_resumed,
+    recorded_request,
+    resumes,
+)
+from bot.store.records import (
+    DeliberationRecord,
+    DeliberationStatus,
+    set_status,
+    stale_pending,
+    stale_running,
+)
 
 log = structlog.get_logger(__name__)
 
 
 async def reconcile(ctx: dict[str, Any]) -> int:
-    """One pass; returns how many deliberations were handed to a live worker."""
+    """One pass (arq's cron job); returns how many deliberations were handed to a live
+    worker, ended, or had their posting try scheduled again."""
     deps: WorkerDeps = ctx["deps"]
+    return await reconcile_once(deps, now=datetime.now(UTC))
+
+
+async def reconcile_once(deps: WorkerDeps, *, now: datetime) -> int:
+    """One pass as of `now`."""
     settings = deps.settings
-    cutoff = datetime.now(UTC) - timedelta(seconds=settings.lease_ttl_s)
+    cutoff = now - timedelta(seconds=settings.lease_ttl_s)
     handed = 0
     for record in await stale_running(deps.db, created_before=cutoff):
         if await deps.redis.exists(lease_key(settings.key_prefix, record.id)):
             continue  # a live runner holds it
         if await handed_back_since(deps.db, record.id, cutoff):
             continue  # the worker it went to has one lease's time to take it
-        if await hand_back(deps, record):
+        reason = await abandoned(deps, record)
+        if reason is not None:
+            if await give_up(deps, record, reason):
+                handed += 1
+        elif await hand_back(deps, record):
             handed += 1
-    return handed + await reschedule_kept(deps)
+    return handed + await reschedule_kept(deps, now=now)
 
 
-async def reschedule_kept(deps: WorkerDeps) -> int:
+async def abandoned(deps: WorkerDeps, record: DeliberationRecord) -> str | None:
+    """Why nothing will run this stale deliberation again (a sentence for its check run),
+    or None when a hand-back can (or it is not the App's: a local review's record)."""
+    if record.pr_number is None:
+        return None
+    limit = deps.settings.max_resumes
+    if await resumes(deps.db, record.id) > limit:
+        # The runner handed the last allowed resume would have ended it; none did.
+        return (
+            f"The deliberation was interrupted {limit + 1} times and is not resumed again; "
+            "comment /council to start a new one."
+        )
+    if await recorded_request(deps.db, record.id) is not None:
+        return None
+    if await deps.redis.exists(job_key_prefix + record.key):
+        return None  # the queue still has the job that started it (its id is the key)
+    return (
+        "The deliberation was cut off (its worker or the database failed) before it could "
+        "be resumed, and nothing is left to run it again; comment /council to start a new one."
+    )
+
+
+async def give_up(deps: WorkerDeps, record: DeliberationRecord, reason: str) -> bool:
+    """End an abandoned deliberation `failed`, its check run completed saying `reason`
+    first (a check run left in progress blocks a merge). False when GitHub did not answer:
+    the next pass tries again."""
+    advisory = Advisory(
+        deliberation_id=record.id,
+        protocol=record.protocol,
+        topic=record.topic,
+        resolution=Resolution.FAILED,
+        reason=reason,
+    )
+    # The repository's gate is in its configuration, which nothing here reads: the strict
+    # one, as a job has before it reads it (bot.queue.checkrun).
+    conclusion = conclusion_for(advisory)
+    try:
+        check_run_id = await _complete_check_run(deps, record, advisory, conclusion)
+    except (GitHubUnavailable, GitHubRateLimited) as error:
+        log.warning(
+            "abandoned_check_run_not_completed", deliberation_id=record.id, error=str(error)
+        )
+        return False
+    except GitHubError as error:  # gone, or no longer ours: there is nothing to complete
+        log.warning("abandoned_check_run_unreachable", deliberation_id=record.id, error=str(error))
+        check_run_id = None
+    await set_status(
+        deps.db,
+        record.id,
+        DeliberationStatus.FAILED,
+        resolution=Resolution.FAILED.value,
+        conclusion=conclusion,
+    )
+    OUTCOMES.labels(Resolution.FAILED.value).inc()
+    log.warning(
+        "deliberation_abandoned",
+        deliberation_id=record.id,
+        repo=record.repo,
+        pr=record.pr_number,
+        check_run_id=check_run_id,
+        reason=reason,
+    )
+    return True
+
+
+async def _complete_check_run(
+    deps: WorkerDeps, record: DeliberationRecord, advisory: Advisory, conclusion: Conclusion
+) -> int | None:
+    """Complete the deliberation's check run: the one recorded, else the one GitHub has for
+    it (its id may not have reached the store); None when it has none."""
+    if record.installation_id is None:
+        return None
+    async with deps.github.for_installation(record.installation_id, record.repo) as client:
+        publisher = CheckRunPublisher(
+            client, update_interval_s=deps.settings.check_update_interval_s
+        )
+        check_run_id = record.check_run_id or await publisher.find(record.head_sha, record.id)
+        if check_run_id is None:
+            return None
+        await publisher.complete(
+            check_run_id,
+            render_check_run(advisory),
+            conclusion,
+            actions=(),
+            details_url=transcript_url(deps.settings, record.id),
+        )
+    return check_run_id
+
+
+async def reschedule_kept(deps: WorkerDeps, *, now: datetime) -> int:
     """An advisory kept for a later posting try whose try the queue lost (Redis restarted
     without its data) is scheduled again, so a kept advisory is always posted."""
     # A try is deferred at most PUBLISH_MAX_DEFER_S; a record untouched for longer than
     # that with no queued try has lost it.
-    cutoff = datetime.now(UTC) - timedelta(seconds=PUBLISH_MAX_DEFER_S + 60)
+    cutoff = now - timedelta(seconds=PUBLISH_MAX_DEFER_S + 60)
     scheduled = 0
     for record in await stale_pending(deps.db, updated_before=cutoff):
         job = await last_deferred(deps.db, record.id)

@@ -21,11 +21,31 @@ DEFAULT_TOPIC = (
 _WORD = re.compile(r"[a-z][a-z0-9+#.-]{2,}")
 
 
+# A question is a sentence or a paragraph: what is longer (a pasted file, a log) is clipped
+# before it is sent to every seat, stored and shown; the topic then ends by saying so.
+QUESTION_MAX_CHARS = 500
+# A clip inside a word steps back to the word's start when one is this close.
+_CLIP_WORD_BACK = 40
+
+
 def review_topic(question: str | None) -> str:
     """The question before the council: the one asked (`/council <question>`, `--question`),
     cleaned like the PR's own words (hidden text out, secrets redacted) before it is sent,
-    stored or shown; the default review question when none is asked (or nothing is left)."""
-    return clean_untrusted(question or "") or DEFAULT_TOPIC
+    stored or shown; the default review question when none is asked (or nothing is left).
+    A question longer than `QUESTION_MAX_CHARS` is clipped (after the cleaning, so no secret
+    is cut where the redactor would miss it) and ends "… (clipped from N characters)"."""
+    cleaned = clean_untrusted(question or "")
+    if not cleaned:
+        return DEFAULT_TOPIC
+    if len(cleaned) <= QUESTION_MAX_CHARS:
+        return cleaned
+    kept = cleaned[:QUESTION_MAX_CHARS]
+    if not cleaned[QUESTION_MAX_CHARS].isspace():
+        start = QUESTION_MAX_CHARS - _CLIP_WORD_BACK
+        space = max(kept.rfind(blank, start) for blank in " \n\t")
+        if space > 0:
+            kept = kept[:space]
+    return f"{kept.rstrip()}… (clipped from {len(cleaned):,} characters)"
 
 
 def council_inputs(

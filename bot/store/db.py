@@ -6,17 +6,23 @@ SQLite file and several processes may start at once, so:
   on SQLite the write lock that `BEGIN IMMEDIATE` takes), and a second runner finds the
   schema at head and does nothing;
 - SQLite runs in WAL mode with a busy timeout, and write transactions begin IMMEDIATE so
-  two writers queue on the lock instead of failing when one upgrades a read to a write.
+  two writers queue on the lock instead of failing when one upgrades a read to a write;
+- a write SQLite still refuses with "database is locked" (the busy timeout ran out under
+  load, or SQLite answered busy at once, without its busy handler) is tried again, whole,
+  for `lock_retry_s` more (`retries_when_locked` on the store's write functions).
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import random
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Concatenate, ParamSpec, Self, TypeVar
 
 from alembic import command
 from alembic.config import Config
@@ -24,17 +30,24 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, event, text
 from sqlalchemy.engine import URL
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 
 from bot.store.urls import async_url_object
 
-__all__ = ["Database", "alembic_config"]
+__all__ = ["Database", "alembic_config", "is_locked", "retries_when_locked"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 ALEMBIC_INI = Path(__file__).with_name("alembic.ini")
 # Any fixed 64-bit number, the same in every process of every version ("councilm").
 MIGRATION_LOCK_KEY = 0x636F756E63696C6D
 # Execution option that marks a read-only session: on SQLite it begins DEFERRED.
 READONLY_OPTION = "council_readonly"
+# How long a write SQLite refuses as locked is tried again, and the pauses between tries.
+LOCK_RETRY_S = 30.0
+_LOCK_PAUSE_S = (0.05, 1.0)
 
 
 def alembic_config() -> Config:
@@ -78,7 +91,7 @@ def _wal(cursor: Any, timeout_s: float) -> None:
             cursor.execute("PRAGMA journal_mode = WAL")
             return
         except Exception as error:
-            if "database is locked" not in str(error) or time.monotonic() > deadline:
+            if not is_locked(error) or time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
 
@@ -96,8 +109,16 @@ def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int) -> None:
 class Database:
     """One engine per process. `connect()` before use; `dispose()` at shutdown."""
 
-    def __init__(self, url: str | URL, *, busy_timeout_s: float = 30.0, echo: bool = False) -> None:
+    def __init__(
+        self,
+        url: str | URL,
+        *,
+        busy_timeout_s: float = 30.0,
+        lock_retry_s: float = LOCK_RETRY_S,
+        echo: bool = False,
+    ) -> None:
         self.url: URL = async_url_object(url)
+        self.lock_retry_s = lock_retry_s
         self.backend: str = self.url.get_backend_name()
         options: dict[str, Any] = {"echo": echo}
         if self.backend == "postgresql":
@@ -144,6 +165,27 @@ class Database:
         async with maker() as session, session.begin():
             yield session
 
+    async def retrying(self, write: Callable[[], Awaitable[T]]) -> T:
+        """`write()` (one whole transaction), tried again while SQLite says the database is
+        locked, for `lock_retry_s` from the first refusal (which may itself have waited out
+        the busy timeout); any other error, or the last refusal, is raised. A refused
+        transaction was rolled back, so trying it again from the start is safe."""
+        deadline: float | None = None
+        pause, longest = _LOCK_PAUSE_S
+        while True:
+            try:
+                return await write()
+            except OperationalError as error:
+                if self.backend != "sqlite" or not is_locked(error):
+                    raise
+                now = time.monotonic()
+                deadline = now + self.lock_retry_s if deadline is None else deadline
+                if now + pause > deadline:
+                    raise
+            # Jittered: writers refused together do not all come back together.
+            await asyncio.sleep(pause * random.uniform(0.5, 1.0))
+            pause = min(pause * 2, longest)
+
     async def answers(self) -> bool:
         """Whether the database takes a query now (readiness checks)."""
         try:
@@ -171,3 +213,21 @@ class Database:
         traceback: TracebackType | None,
     ) -> None:
         await self.dispose()
+
+
+def is_locked(error: BaseException) -> bool:
+    """SQLite's "database is locked" (SQLITE_BUSY), as the driver or SQLAlchemy raise it."""
+    return "database is locked" in str(error)
+
+
+def retries_when_locked(
+    write: Callable[Concatenate[Database, P], Awaitable[T]],
+) -> Callable[Concatenate[Database, P], Awaitable[T]]:
+    """A store function that writes in one transaction, tried again while SQLite says the
+    database is locked (`Database.retrying`); its first argument is the `Database`."""
+
+    @functools.wraps(write)
+    async def retried(db: Database, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return await db.retrying(lambda: write(db, *args, **kwargs))
+
+    return retried

@@ -1,7 +1,8 @@
 """Typed queries over deliberations, outcomes, installations and daily costs.
 
 Every function takes the `Database` first and returns pydantic models (never rows or
-dicts), so callers outside `bot.store` never see SQLAlchemy.
+dicts), so callers outside `bot.store` never see SQLAlchemy. Each write is one transaction,
+tried again while SQLite says the database is locked (`bot.store.db.retries_when_locked`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 from sqlalchemy.sql.dml import ReturningInsert
 
-from bot.store.db import Database
+from bot.store.db import Database, retries_when_locked
 from bot.store.models import (
     DailyCostRow,
     DeliberationRow,
@@ -149,6 +150,7 @@ async def _one(db: Database, query: Select[DeliberationRow]) -> DeliberationReco
         return DeliberationRecord.model_validate(row) if row is not None else None
 
 
+@retries_when_locked
 async def create_deliberation(
     db: Database,
     *,
@@ -256,6 +258,7 @@ async def _locked(session: AsyncSession, deliberation_id: str) -> DeliberationRo
     return row
 
 
+@retries_when_locked
 async def set_status(
     db: Database,
     deliberation_id: str,
@@ -291,6 +294,7 @@ def _set_given(row: DeliberationRow, **fields: object) -> None:
             setattr(row, name, value)
 
 
+@retries_when_locked
 async def record_publication(
     db: Database,
     deliberation_id: str,
@@ -309,6 +313,7 @@ async def record_publication(
 # --- outcomes and track records --------------------------------------------------------
 
 
+@retries_when_locked
 async def record_outcome(
     db: Database,
     deliberation_id: str,
@@ -339,6 +344,7 @@ async def get_outcome(db: Database, deliberation_id: str) -> OutcomeRecord | Non
         return OutcomeRecord.model_validate(row) if row is not None else None
 
 
+@retries_when_locked
 async def record_persona_outcomes(
     db: Database, deliberation_id: str, outcomes: Sequence[PersonaOutcome]
 ) -> None:
@@ -420,6 +426,7 @@ async def persona_track_records(
 # --- installations and daily costs -----------------------------------------------------
 
 
+@retries_when_locked
 async def upsert_installation(
     db: Database, installation_id: int, account: str, repositories: Sequence[str]
 ) -> InstallationRecord:
@@ -441,6 +448,7 @@ async def get_installation(db: Database, installation_id: int) -> InstallationRe
         return InstallationRecord.model_validate(row) if row is not None else None
 
 
+@retries_when_locked
 async def delete_installation(db: Database, installation_id: int) -> bool:
     """Forget an uninstalled installation; False if it was not known."""
     async with db.session() as session:
@@ -468,6 +476,7 @@ def _cost_upsert(
     ).returning(DailyCostRow.cost_usd)
 
 
+@retries_when_locked
 async def add_cost(db: Database, installation_id: int, day: date, usd: float) -> float:
     """Add to an installation's spend for a day, atomically; returns the day's total."""
     async with db.session() as session:

@@ -6,11 +6,12 @@ HttpOnly cookie; GitHub sends it back to the callback with `code` and `state`; t
 must be the cookie's (login forgery), the code is exchanged for a user token
 (`POST /login/oauth/access_token`), and `GET /user` with that token names the user.
 
-The session cookie holds the login only - never the user token, which is dropped as soon as
-`/user` answered: whether the reader may see a repository is asked at request time with the
-App's own installation token (`bot.queue.readers`). Cookies are signed with HMAC-SHA256
-under `COUNCIL_SESSION_KEY`, carry their purpose (a state cookie is no session) and an
-expiry inside the signature.
+The session cookie holds the login and the id of a session kept on the server
+(`bot.web.sessions`: a logout revokes it there, so a copied cookie stops working too) -
+never the user token, which is dropped as soon as `/user` answered: whether the reader may
+see a repository is asked at request time with the App's own installation token
+(`bot.queue.readers`). Cookies are signed with HMAC-SHA256 under `COUNCIL_SESSION_KEY`,
+carry their purpose (a state cookie is no session) and an expiry inside the signature.
 """
 
 from __future__ import annotations
@@ -35,12 +36,15 @@ __all__ = [
     "STATE_TTL_S",
     "LoginFailed",
     "OAuthConfig",
+    "SessionCookie",
     "Signer",
     "authorize_url",
     "exchange_code",
     "new_state",
     "oauth_config",
     "safe_next",
+    "session_cookie",
+    "session_in",
     "user_login",
 ]
 
@@ -111,6 +115,31 @@ def _unb64(text: str) -> bytes:
         return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
     except (ValueError, TypeError) as error:
         raise ValueError("not base64url") from error
+
+
+@dataclass(frozen=True)
+class SessionCookie:
+    """What a valid session cookie says: whose login, and which server-side session."""
+
+    login: str
+    session_id: str
+
+
+def session_cookie(config: OAuthConfig, login: str, session_id: str) -> str:
+    """The signed session cookie's value for a session opened on the server."""
+    return config.signer.dumps("session", {"login": login, "sid": session_id}, config.session_ttl_s)
+
+
+def session_in(config: OAuthConfig, value: str | None) -> SessionCookie | None:
+    """The session a cookie names; None when it is absent, forged, expired, another
+    purpose's, or names no server-side session (a cookie from before sessions were kept)."""
+    data = config.signer.loads("session", value)
+    if not isinstance(data, dict):
+        return None
+    login, session_id = data.get("login"), data.get("sid")
+    if not isinstance(login, str) or not login or not isinstance(session_id, str) or not session_id:
+        return None
+    return SessionCookie(login, session_id)
 
 
 def new_state() -> str:

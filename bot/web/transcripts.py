@@ -4,13 +4,15 @@
     GET /stats               usage figures over the repositories the reader can read
     GET /login               to GitHub's authorize page, with a fresh `state`
     GET /oauth/callback      back from GitHub: state checked, code exchanged, session set
-    GET /logout              the session cookie dropped
+    GET /logout              the session revoked on the server, the cookie dropped
 
-Without a session a page sends the browser to `/login?next=<the page>`. A deliberation the
-store does not have, one of a repository the App is no longer installed on, and one the
-reader cannot read all get the same 404: the page never says that a private repository's
-deliberation exists. Every page is `Cache-Control: private, no-store` under a CSP that
-allows nothing but inline styles (the pages carry no script, image or form).
+Without a session - no cookie, or one whose server-side session (`bot.web.sessions`) was
+revoked, expired or is unknown - a page sends the browser to `/login?next=<the page>`. A
+deliberation the store does not have, one of a repository the App is no longer installed
+on, and one the reader cannot read all get the same 404: the page never says that a
+private repository's deliberation exists. Every page is `Cache-Control: private, no-store`
+under a CSP that allows nothing but inline styles (the pages carry no script, image or
+form).
 """
 
 from __future__ import annotations
@@ -43,8 +45,11 @@ from bot.web.auth import (
     new_state,
     oauth_config,
     safe_next,
+    session_cookie,
+    session_in,
     user_login,
 )
+from bot.web.sessions import SessionStore, SessionsUnavailable
 from bot.web.webhook import WebhookReceiver
 
 __all__ = ["CSP", "add_transcript_pages", "transcript_path"]
@@ -101,10 +106,24 @@ class _Pages:
                 return None
         return self._readers
 
-    def login_of(self, config: OAuthConfig, request: Request) -> str | None:
-        data = config.signer.loads("session", request.cookies.get(SESSION_COOKIE))
-        login = data.get("login") if isinstance(data, dict) else None
-        return login if isinstance(login, str) and login else None
+    def sessions(self) -> SessionStore | None:
+        redis = self.receiver.redis
+        if redis is None:  # starting up, or stopping
+            return None
+        return SessionStore(redis, self.settings.key_prefix)
+
+    async def login_of(self, config: OAuthConfig, request: Request) -> str | None:
+        """The reader's login while their session is open on the server; None without one.
+        Raises `SessionsUnavailable` when that cannot be known now."""
+        cookie = session_in(config, request.cookies.get(SESSION_COOKIE))
+        if cookie is None:
+            return None
+        sessions = self.sessions()
+        if sessions is None:
+            raise SessionsUnavailable("no Redis")
+        if await sessions.login_of(cookie.session_id) != cookie.login:
+            return None  # logged out (revoked), expired, or unknown
+        return cookie.login
 
     def _cookie(
         self, response: Response, config: OAuthConfig, name: str, value: str, max_age: int
@@ -157,17 +176,44 @@ class _Pages:
         except LoginFailed as error:
             log.warning("login_failed", reason=str(error))
             return _page("Login failed", str(error), 502)
+        sessions = self.sessions()
+        try:
+            if sessions is None:
+                raise SessionsUnavailable("no Redis")
+            session_id = await sessions.open(login, config.session_ttl_s)
+        except SessionsUnavailable as error:
+            log.warning("session_not_opened", error=str(error))
+            return _unavailable()
         target = safe_next(kept.get("next") if isinstance(kept.get("next"), str) else None)
         response = RedirectResponse(target, status_code=302)
         response.headers.update(PAGE_HEADERS)
-        session = config.signer.dumps("session", {"login": login}, config.session_ttl_s)
+        session = session_cookie(config, login, session_id)
         self._cookie(response, config, SESSION_COOKIE, session, config.session_ttl_s)
         response.delete_cookie(STATE_COOKIE, path="/")
         log.info("login", login=login)
         return response
 
     async def logout(self, request: Request) -> Response:
-        del request
+        """The session revoked on the server (a copy of the cookie opens nothing after
+        this), then the cookie dropped. When the revocation cannot be made the cookie stays,
+        so that the reader can try again."""
+        config = self.config
+        cookie = session_in(config, request.cookies.get(SESSION_COOKIE)) if config else None
+        if cookie is not None:
+            sessions = self.sessions()
+            try:
+                if sessions is None:
+                    raise SessionsUnavailable("no Redis")
+                await sessions.revoke(cookie.session_id)
+            except SessionsUnavailable as error:
+                log.warning("logout_failed", error=str(error))
+                return _page(
+                    "Not logged out",
+                    "The session store did not answer, so your session is still open; "
+                    "try again shortly.",
+                    503,
+                )
+            log.info("logout", login=cookie.login)
         response = _page("Logged out", "You are logged out.", 200)
         response.delete_cookie(SESSION_COOKIE, path="/")
         return response
@@ -179,12 +225,16 @@ class _Pages:
         response.headers.update(PAGE_HEADERS)
         return response
 
-    def _ready(self, request: Request) -> tuple[str, RepoReaders, Database] | Response:
+    async def _ready(self, request: Request) -> tuple[str, RepoReaders, Database] | Response:
         """The reader's login, the access checks and the store; or the answer to give."""
         config = self.config
         if config is None or self.settings.github_app_id is None:
             return self.unconfigured()
-        login = self.login_of(config, request)
+        try:
+            login = await self.login_of(config, request)
+        except SessionsUnavailable as error:
+            log.warning("session_check_failed", error=str(error))
+            return _unavailable()
         if login is None:
             return self._to_login(request.url.path)
         readers, db = self.readers(), self.receiver.db
@@ -193,7 +243,7 @@ class _Pages:
         return login, readers, db
 
     async def transcript(self, request: Request, deliberation_id: str) -> Response:
-        ready = self._ready(request)
+        ready = await self._ready(request)
         if isinstance(ready, Response):
             return ready
         login, readers, db = ready
@@ -217,7 +267,7 @@ class _Pages:
         return HTMLResponse(html, headers=PAGE_HEADERS)
 
     async def stats(self, request: Request) -> Response:
-        ready = self._ready(request)
+        ready = await self._ready(request)
         if isinstance(ready, Response):
             return ready
         login, readers, db = ready

@@ -178,7 +178,7 @@ async def test_no_quorum_when_only_one_seat_answers() -> None:
     fake.on(seat=SEATS[1:], tool=ASSESS, reply=ProviderFault.server_error())
     advisory = await deliberate(fake)
     assert advisory.resolution == Resolution.NO_QUORUM
-    assert advisory.reason and "could not convene" in advisory.reason
+    assert advisory.reason and "fewer than 2 valid assessments" in advisory.reason.lower()
     assert set(fake.tools()) == {ASSESS}  # no discussion, vote or synthesis is paid for
 
 

@@ -14,18 +14,30 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 from fastapi import FastAPI
+from redis.asyncio import Redis
 
 from bot.queue.readers import AccessUnknown
 from bot.settings import Settings
 from bot.store.db import Database
 from bot.store.records import create_deliberation
 from bot.web import auth, transcripts
-from bot.web.auth import SESSION_COOKIE, STATE_COOKIE, Signer, safe_next
+from bot.web.auth import (
+    SESSION_COOKIE,
+    STATE_COOKIE,
+    Signer,
+    oauth_config,
+    safe_next,
+    session_cookie,
+    session_in,
+)
+from bot.web.sessions import SessionStore
 from bot.web.transcripts import add_transcript_pages
+from tests.support.webhooks import redis_url
 
 KEY = "unit-test-session-key-0123456789abcdef"
 BASE = "http://council.test"
 REPO = "acme/widgets"
+PREFIX = "test:web-auth"  # the sessions' Redis keys: PREFIX:session:*
 
 
 class Readers:
@@ -57,6 +69,7 @@ def settings(**overrides: Any) -> Settings:
         "oauth_client_id": "Iv1.unit",
         "oauth_client_secret": "unit-secret",
         "session_key": KEY,
+        "key_prefix": PREFIX,
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)
@@ -73,11 +86,29 @@ def readers() -> Readers:
     return Readers()
 
 
+@pytest.fixture
+async def redis() -> AsyncIterator[Redis]:
+    """Real Redis, where the pages keep their sessions; this test's are deleted after it."""
+    client = Redis.from_url(redis_url())
+    opened: set[bytes] = set(await client.keys(f"{PREFIX}:session:*"))
+    try:
+        yield client
+    finally:
+        made = set(await client.keys(f"{PREFIX}:session:*")) - opened
+        if made:
+            await client.delete(*made)
+        await client.aclose()
+
+
 def client_for(
-    db: Database | None, readers: Readers | None, config: Settings | None = None
+    db: Database | None,
+    readers: Readers | None,
+    config: Settings | None = None,
+    *,
+    redis: Redis | None = None,
 ) -> httpx.AsyncClient:
     app = FastAPI()
-    receiver = SimpleNamespace(db=db, redis=None)
+    receiver = SimpleNamespace(db=db, redis=redis)
     pages = add_transcript_pages(app, config or settings(), cast(Any, receiver))
     pages._readers = cast(Any, readers)
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE)
@@ -97,8 +128,17 @@ async def deliberation(db: Database, repo: str = REPO) -> str:
     return record.id
 
 
-def session_for(login: str, *, ttl: float = 3600, key: str = KEY, purpose: str = "session") -> str:
-    return Signer(key.encode()).dumps(purpose, {"login": login}, ttl)
+async def session_for(redis: Redis, login: str) -> str:
+    """A session cookie of `login`, its session open on the server as a login opens it."""
+    config = oauth_config(settings())
+    assert config is not None
+    session_id = await SessionStore(redis, PREFIX).open(login, config.session_ttl_s)
+    return session_cookie(config, login, session_id)
+
+
+def signed(login: str, *, ttl: float = 3600, key: str = KEY, purpose: str = "session") -> str:
+    """A cookie signed as `purpose` for a session the server never opened."""
+    return Signer(key.encode()).dumps(purpose, {"login": login, "sid": "never-opened"}, ttl)
 
 
 # -- signing ---------------------------------------------------------------------------------
@@ -232,24 +272,25 @@ async def test_a_callback_without_the_login_s_state_is_refused(
 
 
 async def test_a_callback_with_the_state_logs_in_and_goes_back(
-    db: Database, readers: Readers, github_login: list[str]
+    db: Database, readers: Readers, github_login: list[str], redis: Redis
 ) -> None:
-    async with client_for(db, readers) as http:
+    async with client_for(db, readers, redis=redis) as http:
         response = await callback(http, "s" * 43, "s" * 43, "/deliberations/abc")
     assert response.status_code == 302
     assert response.headers["location"] == "/deliberations/abc"
     assert github_login == ["c0de"]
     session = Signer(KEY.encode()).loads("session", response.cookies[SESSION_COOKIE])
-    assert session == {"login": "reader"}  # the login only: no token
+    assert set(session) == {"login", "sid"} and session["login"] == "reader"  # no token
+    assert await SessionStore(redis, PREFIX).login_of(session["sid"]) == "reader"
     assert "ghu_" not in response.headers.get("set-cookie", "")
     cookies = response.headers.get_list("set-cookie")
     assert any(c.startswith(f'{STATE_COOKIE}=""') or "Max-Age=0" in c for c in cookies)
 
 
 async def test_a_forged_next_in_a_state_cookie_still_stays_on_the_site(
-    db: Database, readers: Readers, github_login: list[str]
+    db: Database, readers: Readers, github_login: list[str], redis: Redis
 ) -> None:
-    async with client_for(db, readers) as http:
+    async with client_for(db, readers, redis=redis) as http:
         response = await callback(http, "s" * 43, "s" * 43, "https://evil.example/")
     assert response.headers["location"] == "/"
 
@@ -271,18 +312,29 @@ async def test_github_refusing_the_code_is_a_failed_login(
 
 
 async def test_without_a_valid_session_a_page_sends_to_login(
-    db: Database, readers: Readers
+    db: Database, readers: Readers, redis: Redis
 ) -> None:
     deliberation_id = await deliberation(db)
     page = f"/deliberations/{deliberation_id}"
     sessions = {
         "none": None,
         "expired": Signer(KEY.encode()).dumps("session", {"login": "reader"}, 60, now=0),
-        "forged": session_for("reader", key="another-key-0123456789abcdef"),
-        "a state cookie": session_for("reader", purpose="state"),
+        "forged": signed("reader", key="another-key-0123456789abcdef"),
+        "a state cookie": signed("reader", purpose="state"),
+        "a session never opened": signed("reader"),
+        "a cookie without a session": Signer(KEY.encode()).dumps(
+            "session", {"login": "reader"}, 3600
+        ),
         "garbage": "not-a-session",
     }
-    async with client_for(db, readers) as http:
+    config = oauth_config(settings())
+    assert config is not None
+    opened = session_in(config, await session_for(redis, "reader"))
+    assert opened is not None
+    sessions["another login's session"] = Signer(KEY.encode()).dumps(
+        "session", {"login": "admin", "sid": opened.session_id}, 3600
+    )
+    async with client_for(db, readers, redis=redis) as http:
         for what, value in sessions.items():
             http.cookies.clear()
             if value is not None:
@@ -294,17 +346,17 @@ async def test_without_a_valid_session_a_page_sends_to_login(
 
 
 async def test_unknown_not_installed_and_unreadable_are_the_same_404(
-    db: Database, readers: Readers
+    db: Database, readers: Readers, redis: Redis
 ) -> None:
     readable = await deliberation(db)
     uninstalled = await deliberation(db, "acme/gone")
     readers.readers["acme/gone"] = {"reader"}  # they could read it, but the App is gone
-    async with client_for(db, readers) as http:
-        http.cookies.set(SESSION_COOKIE, session_for("reader"))
+    async with client_for(db, readers, redis=redis) as http:
+        http.cookies.set(SESSION_COOKIE, await session_for(redis, "reader"))
         shown = await http.get(f"/deliberations/{readable}")
         unknown = await http.get("/deliberations/no-such-id")
         gone = await http.get(f"/deliberations/{uninstalled}")
-        http.cookies.set(SESSION_COOKIE, session_for("stranger"))
+        http.cookies.set(SESSION_COOKIE, await session_for(redis, "stranger"))
         unreadable = await http.get(f"/deliberations/{readable}")
     assert shown.status_code == 200 and REPO in shown.text
     assert unknown.status_code == gone.status_code == unreadable.status_code == 404
@@ -312,10 +364,12 @@ async def test_unknown_not_installed_and_unreadable_are_the_same_404(
     assert REPO not in unreadable.text
 
 
-async def test_the_page_is_private_and_runs_nothing(db: Database, readers: Readers) -> None:
+async def test_the_page_is_private_and_runs_nothing(
+    db: Database, readers: Readers, redis: Redis
+) -> None:
     deliberation_id = await deliberation(db)
-    async with client_for(db, readers) as http:
-        http.cookies.set(SESSION_COOKIE, session_for("reader"))
+    async with client_for(db, readers, redis=redis) as http:
+        http.cookies.set(SESSION_COOKIE, await session_for(redis, "reader"))
         shown = await http.get(f"/deliberations/{deliberation_id}")
         missing = await http.get("/deliberations/nope")
     for response in (shown, missing):
@@ -328,21 +382,23 @@ async def test_the_page_is_private_and_runs_nothing(db: Database, readers: Reade
 
 
 async def test_github_not_answering_the_access_check_is_no_page(
-    db: Database, readers: Readers
+    db: Database, readers: Readers, redis: Redis
 ) -> None:
     deliberation_id = await deliberation(db)
     readers.down = True
-    async with client_for(db, readers) as http:
-        http.cookies.set(SESSION_COOKIE, session_for("reader"))
+    async with client_for(db, readers, redis=redis) as http:
+        http.cookies.set(SESSION_COOKIE, await session_for(redis, "reader"))
         response = await http.get(f"/deliberations/{deliberation_id}")
     assert response.status_code == 503 and REPO not in response.text
 
 
-async def test_stats_count_only_what_the_reader_can_read(db: Database, readers: Readers) -> None:
+async def test_stats_count_only_what_the_reader_can_read(
+    db: Database, readers: Readers, redis: Redis
+) -> None:
     await deliberation(db)
     await deliberation(db, "acme/secret")
-    async with client_for(db, readers) as http:
-        http.cookies.set(SESSION_COOKIE, session_for("reader"))
+    async with client_for(db, readers, redis=redis) as http:
+        http.cookies.set(SESSION_COOKIE, await session_for(redis, "reader"))
         response = await http.get("/stats")
     assert response.status_code == 200
     assert response.headers["cache-control"] == "private, no-store"
@@ -359,3 +415,56 @@ async def test_unconfigured_pages_say_what_is_missing(db: Database, readers: Rea
         assert response.status_code == 503
         assert "COUNCIL_OAUTH_CLIENT_ID" in response.text
         assert "COUNCIL_SESSION_KEY" in response.text
+
+
+# -- logout ----------------------------------------------------------------------------------
+
+
+async def test_logout_revokes_the_session_so_a_copied_cookie_no_longer_opens_a_page(
+    db: Database, readers: Readers, redis: Redis
+) -> None:
+    deliberation_id = await deliberation(db)
+    page = f"/deliberations/{deliberation_id}"
+    copied = await session_for(redis, "reader")
+    other_browser = await session_for(redis, "reader")
+    async with client_for(db, readers, redis=redis) as http:
+        http.cookies.set(SESSION_COOKIE, copied)
+        assert (await http.get(page)).status_code == 200
+        logout = await http.get("/logout")
+        assert logout.status_code == 200 and "logged out" in logout.text
+        dropped = logout.headers["set-cookie"]
+        assert dropped.startswith(f'{SESSION_COOKIE}=""') or "Max-Age=0" in dropped
+        # Whoever copied the cookie before the logout sends it again.
+        http.cookies.clear()
+        http.cookies.set(SESSION_COOKIE, copied)
+        refused = await http.get(page)
+        stats = await http.get("/stats")
+        # The reader's other session (another browser) is its own: still open.
+        http.cookies.set(SESSION_COOKIE, other_browser)
+        elsewhere = await http.get(page)
+    assert refused.status_code == 302
+    assert refused.headers["location"] == f"/login?next={page}"
+    assert stats.status_code == 302 and stats.headers["location"] == "/login?next=/stats"
+    assert elsewhere.status_code == 200
+
+
+async def test_a_logout_the_session_store_cannot_make_keeps_the_cookie_and_says_so(
+    db: Database, readers: Readers, redis: Redis
+) -> None:
+    cookie = await session_for(redis, "reader")
+    away = Redis.from_url("redis://127.0.0.1:9", socket_connect_timeout=1)
+    try:
+        async with client_for(db, readers, redis=away) as http:
+            http.cookies.set(SESSION_COOKIE, cookie)
+            logout = await http.get("/logout")
+            page = await http.get("/stats")
+    finally:
+        await away.aclose()
+    assert logout.status_code == 503 and "still open" in logout.text
+    assert "set-cookie" not in logout.headers  # kept: the reader can try again
+    assert page.status_code == 503  # unknown, so neither shown nor sent to log in
+    async with client_for(db, readers, redis=redis) as http:  # Redis is back
+        http.cookies.set(SESSION_COOKIE, cookie)
+        assert (await http.get("/logout")).status_code == 200
+        http.cookies.set(SESSION_COOKIE, cookie)
+        assert (await http.get("/stats")).status_code == 302
