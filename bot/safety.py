@@ -91,8 +91,11 @@ _IMAGE = re.compile(r"!\[([^\[\]\n]*)\](?:\([^()\n]*\)|\[[^\[\]\n]*\])?")
 # What a `<` can open: a tag, a comment, a declaration, a processing instruction, or an
 # e-mail autolink (`<0@host>` is a `mailto:` link), whose address may start with any of
 # these.
+# What may follow a "<" in a tag, a comment, a declaration or an e-mail autolink.
 _AFTER_LT = r"[A-Za-z0-9/!?.#$%&'*+=^_`{|}~-]"
-_HTML_OPEN = re.compile(rf"<(?={_AFTER_LT})")
+# A "<" that opens a tag, a comment or a declaration, or an e-mail autolink ("<0@host>");
+# "<=2" or "a < b" stays. Each look-ahead stops at the next "<": linear on the whole.
+_HTML_OPEN = re.compile(r"<(?=[A-Za-z/!?]|[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@)")
 _BANG_BRACKET = re.compile(r"!(?=\[)")
 _MENTION = re.compile(r"(?<![A-Za-z0-9_])@(?=[A-Za-z0-9])")
 _FENCE_LIKE = re.compile(r"^([ \t]*(?:>[ \t]*)*)(?=`{3}|~{3})", re.MULTILINE)
