@@ -63,6 +63,7 @@ bench: $(STAMP) redis
 	$(BIN)/python bench/negotiation.py
 	$(BIN)/python bench/advisory.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python -m bench.reservations
 
 # Golden-location coverage on AACR-Bench: needs its clone and the PR repositories' clones
 # (README, "Measured"), so it is not part of `make bench`.

@@ -1,4 +1,5 @@
-"""`council models check`: one tiny structured call per configured model."""
+"""`council models check`: one tiny structured call per configured model, and what a
+seat call to each reserves against the cost caps."""
 
 from __future__ import annotations
 
@@ -30,7 +31,9 @@ def check(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Make one tiny structured call to each model and report what worked."""
+    """Make one tiny structured call to each model and report what worked, and what a
+    seat call to it reserves against the cost caps (the p95 of its recent answers, or the
+    worst case for a model never seen)."""
     # Imported here, not at the top: `council --help` loads this module too.
     from bot.logs import configure_logging
     from bot.review.modelcheck import check_models
@@ -56,7 +59,17 @@ def check(
 
 def print_table(results: list[CheckResult], console: Console) -> None:
     table = Table(title="Model check")
-    columns = ("model", "ok", "structured", "latency", "context", "output", "price", "error")
+    columns = (
+        "model",
+        "ok",
+        "structured",
+        "latency",
+        "context",
+        "output",
+        "price",
+        "reserves",
+        "error",
+    )
     for column in columns:
         table.add_column(column)
     for r in results:
@@ -68,9 +81,24 @@ def print_table(results: list[CheckResult], console: Console) -> None:
             f"{r.context_window:,}" if r.context_window else "-",
             f"{r.max_output_tokens:,}" if r.max_output_tokens else "-",
             _price(r),
+            _reserves(r),
             r.error or "",
         )
     console.print(table)
+
+
+def _reserves(result: CheckResult) -> str:
+    """What a seat call reserves: "p95 812 tokens, $0.1321" (the p95 of the model's recent
+    answers) or "worst case (never seen), $0.2451"."""
+    if result.reserve_basis is None:
+        return "-"
+    if result.p95_output_tokens is None:
+        held = result.reserve_basis
+    else:
+        held = f"p95 {result.p95_output_tokens:,} tokens"
+    if result.reserve_usd is None:
+        return held
+    return f"{held}, ${result.reserve_usd:.4f}"
 
 
 def _price(result: CheckResult) -> str:

@@ -1,11 +1,17 @@
 """Ledger-backed model calls: a step whose answer is in the ledger is never paid for twice.
 
 Every seat call goes through `SeatCaller.call`: it replays a recorded step, or reserves the
-call's worst-case tokens with the deliberation's `TokenBudget` and its worst-case cost with
-its `Budget` (a call that would cross a cap does not start), calls the provider, settles the
-reservations at what the call used and cost, and records the validated answer (or the typed
-failure) with its tokens, cost and time. The record is written with the rest of its phase
-step (`bot.council.ledger.StepWriter`): a worker killed mid-step asks that step's calls again.
+call's tokens with the deliberation's `TokenBudget` and its cost with its `Budget` (a call
+that would cross a cap does not start), calls the provider, settles the reservations at what
+the call used and cost, and records the validated answer (or the typed failure) with its
+tokens, cost and time. The record is written with the rest of its phase step
+(`bot.council.ledger.StepWriter`): a worker killed mid-step asks that step's calls again.
+
+A call reserves its input estimate and the 95th percentile of its model's recent answers
+(`bot.council.reserving`; the full output limit for a model never seen). When a cap has
+less room left than the call's worst case, the call is sent a `max_tokens` clipped to that
+room, so it cannot spend past the cap. Each answer's output tokens are recorded for the
+reservations of the calls after it (`AnswerSizes`).
 
 A model's capabilities come from `ProviderSource.capabilities_of` (no client is built for
 them): the output limit the call is sent, its price, and whether that price is known at all.
@@ -16,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from pydantic import BaseModel, JsonValue
@@ -33,6 +39,7 @@ from bot.council.budget import (
     TokenReservation,
 )
 from bot.council.ledger import EventKind, StepWriter
+from bot.council.reserving import AnswerSizes, CallPlan, plan_call
 from bot.council.seats import Seat
 from bot.providers import (
     ErrorKind,
@@ -43,9 +50,7 @@ from bot.providers import (
     ProviderError,
     StartedCall,
     Usage,
-    worst_case_cost,
 )
-from bot.providers.worstcase import max_output_tokens, worst_case_input
 from bot.tokens import TokenEstimator, default_estimator
 
 __all__ = [
@@ -92,11 +97,12 @@ class CostLimitReached(Exception):
         """E.g. "The deliberation's cost cap of $2.00 stopped the council after 3 of 5
         assessments (the next call could have cost up to $0.1900).", or "The token cap of
         200,000 tokens (COUNCIL_MAX_SPEND_TOKENS) stopped the council after 3 of 5
-        assessments (the next call could have used up to 12,345 tokens)."."""
+        assessments (the next call could have used up to 12,345 tokens)."; for a model
+        whose answers are known, "(the next call needed at least $0.0400)"."""
         cap = str(self.refusal)
         where = f" {self.where}" if self.where else ""
         return (
-            f"{cap[:1].upper()}{cap[1:]} stopped the council{where} (the next call could have "
+            f"{cap[:1].upper()}{cap[1:]} stopped the council{where} (the next call "
             f"{self.refusal.next_call()})."
         )
 
@@ -169,6 +175,7 @@ class SeatCaller:
         budget: Budget,
         tokens: TokenBudget | None = None,
         estimator: TokenEstimator | None = None,
+        sizes: AnswerSizes | None = None,
     ) -> None:
         self._id = deliberation_id
         self._providers = providers
@@ -179,6 +186,8 @@ class SeatCaller:
         # The cap in tokens beside the dollar caps; None: no token cap.
         self._tokens = tokens if tokens is not None else TokenBudget(None)
         self._estimator = estimator or default_estimator()
+        # The models' recent answer sizes; None: none known (every call holds its worst case).
+        self._sizes = sizes
         # The first refusal: once a cap stopped one call, this deliberation starts no more.
         self._stopped: CostLimitReached | None = None
 
@@ -207,7 +216,7 @@ class SeatCaller:
         # in Redis would otherwise delay the last seat by every seat's round trips).
         caps = self._capabilities(seat.model)
         try:
-            held = await self._reserve(caps, step, request)
+            held = await self._reserve(caps, seat.model, step, request)
         except CostLimitReached:
             if warm is not None and leader:
                 warm.set()  # never leave the seats waiting on this one stuck
@@ -225,7 +234,7 @@ class SeatCaller:
         )
         self._progress(step.split("/")[0], seat.seat_id, "called", seat.persona_name)
         # Cancelled from here on (or the worker dies), the reservation stays charged.
-        outcome = await self._invoke(seat, request, warm if leader else None)
+        outcome = await self._invoke(seat, held.sent(request), warm if leader else None)
         outcome.priced = caps is not None and caps.priced
         await self._settle(held, outcome)
         self._accounts.add(outcome, seat.model)
@@ -233,6 +242,9 @@ class SeatCaller:
         # A paid answer is written as it arrives: a worker killed mid-phase never pays for it
         # twice (the rest of the step's events go with it, in the same transaction).
         await self._ledger.flush()
+        # The answer's size, once the answer is safe: what later calls of the model reserve.
+        if self._sizes is not None and outcome.usage.output_tokens > 0:
+            await self._sizes.record(seat.model, outcome.usage.output_tokens)
         self._progress(
             step.split("/")[0], seat.seat_id, outcome.error_kind or "ok", seat.persona_name
         )
@@ -250,28 +262,28 @@ class SeatCaller:
         return caps is not None and caps.priced
 
     async def _reserve(
-        self, caps: ModelCapabilities | None, step: str, request: ModelCall[Any]
+        self, caps: ModelCapabilities | None, model: str, step: str, request: ModelCall[Any]
     ) -> _Held:
-        """Hold the call's worst-case tokens, then its worst-case cost; either refusal
-        stops this call and every later one."""
+        """Hold the call's tokens, then its cost (input estimate + the model's usual answer,
+        or its worst case when never seen); either refusal stops this call and every later
+        one. The output limit the call is sent fits in the room both caps had left."""
+        p95 = None
+        if self._stopped is None and caps is not None and self._sizes is not None:
+            p95 = await self._sizes.p95(model)
+        # No await from this check to the token budget's hold.
         if self._stopped is None:
-            tokens = self._tokens.reserve(self._worst_tokens(caps, request), step)
+            plan = plan_call(caps, request, self._estimator, p95)
+            tokens = self._tokens.reserve(plan.hold_tokens, step, need=plan.need_tokens)
             if isinstance(tokens, TokenCapReached):
-                self._stopped = CostLimitReached(tokens, step)
+                self._stopped = CostLimitReached(replace(tokens, worst_case=not plan.seen), step)
             else:
-                worst = 0.0 if caps is None else worst_case_cost(caps, request, self._estimator)
-                money = await self._budget.reserve(worst, step)
+                money = await self._budget.reserve(plan.hold_usd, step, need_usd=plan.need_usd)
                 if isinstance(money, Reservation):
-                    return _Held(money, tokens)
+                    limit = plan.max_tokens(tokens.room_tokens, money.room_usd)
+                    return _Held(money, tokens, plan, limit)
                 self._tokens.release(tokens)
-                self._stopped = CostLimitReached(money, step)
+                self._stopped = CostLimitReached(replace(money, worst_case=not plan.seen), step)
         raise CostLimitReached(self._stopped.refusal, step)
-
-    def _worst_tokens(self, caps: ModelCapabilities | None, request: ModelCall[Any]) -> int:
-        """Input estimate + the output limit the adapters send (clipped to the model's)."""
-        if caps is None:
-            return 0  # no provider to call: the call fails before anything is sent
-        return worst_case_input(request, self._estimator) + max_output_tokens(caps, request)
 
     async def _release(self, held: _Held) -> None:
         self._tokens.release(held.tokens)
@@ -284,9 +296,10 @@ class SeatCaller:
             self._tokens.settle(held.tokens, used)
             await self._budget.settle(held.money, outcome.cost_usd)
         elif outcome.error_kind == ErrorKind.TIMEOUT.value:
-            # We stopped waiting; the provider may still have billed the answer.
-            self._tokens.settle(held.tokens, held.tokens.tokens)
-            await self._budget.settle(held.money, held.money.amount_usd)
+            # We stopped waiting; the provider may still have billed the answer, up to the
+            # output limit the call was sent.
+            self._tokens.settle(held.tokens, held.plan.worst_tokens(held.max_tokens))
+            await self._budget.settle(held.money, held.plan.worst_usd(held.max_tokens))
         else:
             await self._release(held)  # refused before any token was billed
 
@@ -319,10 +332,19 @@ class SeatCaller:
 
 @dataclass(frozen=True)
 class _Held:
-    """What one call holds: its worst-case cost and its worst-case tokens."""
+    """What one call holds (its cost and its tokens), its plan, and the output limit it
+    is sent: the model's, or less when a cap had less room left than the worst case."""
 
     money: Reservation
     tokens: TokenReservation
+    plan: CallPlan
+    max_tokens: int
+
+    def sent(self, request: ModelCall[Any]) -> ModelCall[Any]:
+        """The request as sent: its `max_tokens` clipped to what the caps had room for."""
+        if self.max_tokens >= self.plan.max_output:
+            return request
+        return replace(request, max_tokens=self.max_tokens)
 
 
 async def _streamed(started: StartedCall[Any], warm: asyncio.Event) -> Any:

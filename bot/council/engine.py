@@ -70,6 +70,7 @@ from bot.council.protocols import (
     discussion_rounds,
     protocol,
 )
+from bot.council.reserving import AnswerSizes
 from bot.council.resolution import (
     ResolutionResult,
     resolve_assessments,
@@ -275,6 +276,7 @@ class Engine:
         track_records: Sequence[PersonaRecord] = (),
         on_progress: Callable[[ProgressEvent], None] | None = None,
         estimator: TokenEstimator | None = None,
+        answer_sizes: AnswerSizes | None = None,
     ) -> None:
         self._providers = providers
         self._catalog = catalog
@@ -283,6 +285,9 @@ class Engine:
         self._on_progress = on_progress
         # Estimates each call's input for its reservation; None: the process's estimator.
         self._estimator = estimator
+        # The models' recent answer sizes, which reservations follow (bot.council.reserving);
+        # None: none known, every call reserves its worst case.
+        self._answer_sizes = answer_sizes
 
     def _progress(
         self, phase: str, seat_id: str | None, status: str, label: str | None = None
@@ -294,7 +299,7 @@ class Engine:
         self, request: DeliberationRequest, *, budget: Budget | None = None
     ) -> Advisory:
         """Run the deliberation (resuming what its ledger holds). Every call reserves its
-        worst-case cost with `budget` first; None: an in-memory budget for
+        cost with `budget` first (bot.council.reserving); None: an in-memory budget for
         `request.max_cost_usd` that counts what the ledger's recorded calls cost."""
         started = time.monotonic()
         # One read of what the ledger holds: the spend so far, and whether any step ran.
@@ -312,6 +317,7 @@ class Engine:
             budget=budget,
             tokens=TokenBudget(request.max_spend_tokens, spent_tokens=_paid_tokens(events)),
             estimator=self._estimator,
+            sizes=self._answer_sizes,
         )
         try:
             convened = await self._convene(request, caller, writer)
@@ -1116,11 +1122,13 @@ def _where_stopped(run: _Run, step: str) -> str:
 
 
 def _no_quorum_reason(run: _Run) -> str:
+    """Why there is no quorum. Every rendering puts the resolution's title ("The council
+    could not convene") before the reason, so the reason does not say it again."""
     states = ", ".join(
         f"{s.label} ({s.persona_name}, {s.model}): {run.records[s.seat_id].state.value}"
         for s in run.order
     )
-    return f"The council could not convene: fewer than 2 valid assessments. Seats: {states}"
+    return f"Fewer than 2 valid assessments. Seats: {states}"
 
 
 def _paid(events: Sequence[LedgerEvent]) -> float:

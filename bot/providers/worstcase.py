@@ -1,4 +1,4 @@
-"""The most one call can cost, known before it is sent: what a budget reserves.
+"""The most one call can cost, known before it is sent: what bounds a budget's reservation.
 
 Input is estimated from the text the adapters send (system blocks, messages, every tool's
 schema, and the output schema once more, as OpenAI's `response_format` repeats it), with
@@ -6,6 +6,10 @@ the estimator's own error margin and a fixed allowance for the framing a provide
 (Anthropic's tool-use system prompt is ~350 tokens). Every input token is priced at the
 dearest input rate of the model (uncached input or a cache write; a cache read is never
 assumed), and output at the `max_tokens` the adapters actually send for the call.
+
+A call reserves this worst case only for a model never seen; otherwise it reserves the
+usual size of the model's answers instead of the full `max_tokens` (`bot.council.reserving`),
+priced here by `call_cost`.
 """
 
 from __future__ import annotations
@@ -21,7 +25,14 @@ from bot.providers.base import ModelCall
 from bot.providers.capabilities import ModelCapabilities
 from bot.tokens import TokenEstimator
 
-__all__ = ["CALL_OVERHEAD_TOKENS", "max_output_tokens", "worst_case_cost", "worst_case_input"]
+__all__ = [
+    "CALL_OVERHEAD_TOKENS",
+    "call_cost",
+    "dearest_input_price",
+    "max_output_tokens",
+    "worst_case_cost",
+    "worst_case_input",
+]
 
 CALL_OVERHEAD_TOKENS = 512
 
@@ -52,12 +63,20 @@ def max_output_tokens(caps: ModelCapabilities, request: ModelCall[Any]) -> int:
     return min(request.max_tokens, caps.max_output_tokens)
 
 
+def dearest_input_price(caps: ModelCapabilities) -> float:
+    """USD per million input tokens: uncached input or a cache write, whichever costs more."""
+    return max(caps.input_price, caps.cache_write_price, caps.cache_read_price)
+
+
+def call_cost(caps: ModelCapabilities, input_tokens: int, output_tokens: int) -> float:
+    """USD: `input_tokens` at the dearest input rate and `output_tokens` of answer."""
+    return (
+        input_tokens * dearest_input_price(caps) + output_tokens * caps.output_price
+    ) / 1_000_000
+
+
 def worst_case_cost(
     caps: ModelCapabilities, request: ModelCall[Any], estimator: TokenEstimator
 ) -> float:
     """USD: every input token at the dearest input rate, and a full `max_tokens` answer."""
-    input_price = max(caps.input_price, caps.cache_write_price, caps.cache_read_price)
-    return (
-        worst_case_input(request, estimator) * input_price
-        + max_output_tokens(caps, request) * caps.output_price
-    ) / 1_000_000
+    return call_cost(caps, worst_case_input(request, estimator), max_output_tokens(caps, request))

@@ -1,26 +1,44 @@
 """`council models check`: one tiny structured call per model, and what worked (the
 command line prints the table). It lives with the review because it talks to providers,
-which the command line reaches only through `bot.review`."""
+which the command line reaches only through `bot.review`.
+
+Beside it, what a call to each model reserves against the cost caps
+(`bot.council.reserving`): for a typical seat call (a full context of
+`COUNCIL_CONTEXT_TOKENS`, the review's output limit) the input estimate and the 95th
+percentile of the output tokens of the model's last 50 answers, as the store
+(`DATABASE_URL`) records them, or the worst case (the whole output limit) for a model
+never seen.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.council.engine import DeliberationRequest
+from bot.council.reserving import plan_for_input
 from bot.providers import (
     Message,
     ModelCall,
+    ModelCapabilities,
     OutputTool,
     ProviderError,
     ProviderRegistry,
     SystemBlock,
 )
+from bot.providers.worstcase import CALL_OVERHEAD_TOKENS
 from bot.settings import Settings
+from bot.tokens import default_estimator
 
 CHECK_DEADLINE_S = 60.0
+NEVER_SEEN = "worst case (never seen)"
+UNREADABLE = "unknown (the store could not be read)"
+# A seat call's output limit: the review's (DeliberationRequest.max_tokens).
+SEAT_MAX_TOKENS: int = DeliberationRequest.model_fields["max_tokens"].default
 
 
 class Ping(BaseModel):
@@ -54,6 +72,15 @@ class CheckResult(BaseModel):
     input_price: float | None  # USD per million tokens
     output_price: float | None
     error: str | None
+    # What a typical seat call reserves: the p95 of the output tokens of the model's last
+    # answers (None: none recorded), how many answers that is, the output tokens and the
+    # dollars held (None: the model does not resolve, or its price is unknown), and on what
+    # basis ("p95 of the last N answers", or NEVER_SEEN: the whole output limit).
+    p95_output_tokens: int | None = None
+    recorded_answers: int = 0
+    reserve_output_tokens: int | None = None
+    reserve_usd: float | None = None
+    reserve_basis: str | None = None
 
 
 async def check_model(registry: ProviderRegistry, ref: str) -> CheckResult:
@@ -139,6 +166,66 @@ async def check_models(settings: Settings, models: list[str]) -> list[CheckResul
     registry = ProviderRegistry(settings)
     try:
         refs = models or await registry.available_models()
-        return list(await asyncio.gather(*(check_model(registry, ref) for ref in refs)))
+        results = list(await asyncio.gather(*(check_model(registry, ref) for ref in refs)))
+        caps = {ref: _capabilities(registry, ref) for ref in refs}
     finally:
         await registry.aclose()
+    if not results:
+        return []
+    sizes = await recorded_sizes(settings, refs)
+    return [with_reservation(r, caps[r.model], sizes, settings) for r in results]
+
+
+Recorded = dict[str, tuple[int | None, int]]  # model -> (p95 or None, answers recorded)
+
+
+async def recorded_sizes(settings: Settings, models: list[str]) -> Recorded | None:
+    """The p95 of each model's recorded answers in the store; None: it could not be read."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from bot.store.answer_sizes import StoreAnswerSizes
+    from bot.store.db import Database
+
+    db = Database(settings.database_url)
+    try:
+        await db.connect()
+        return await StoreAnswerSizes(db).p95_of(models)
+    except (SQLAlchemyError, OSError):
+        return None
+    finally:
+        await db.dispose()
+
+
+def _capabilities(registry: ProviderRegistry, ref: str) -> ModelCapabilities | None:
+    try:
+        return registry.capabilities_of(ref)
+    except ProviderError:
+        return None
+
+
+def with_reservation(
+    result: CheckResult, caps: ModelCapabilities | None, sizes: Recorded | None, settings: Settings
+) -> CheckResult:
+    """`result` with what a typical seat call to its model reserves."""
+    if caps is None:
+        return result
+    if sizes is None:
+        return result.model_copy(update={"reserve_basis": UNREADABLE})
+    p95, answers = sizes.get(result.model, (None, 0))
+    estimator = default_estimator()
+    input_tokens = math.ceil(settings.context_tokens * (1 + estimator.margin))
+    plan = plan_for_input(
+        caps,
+        input_tokens + CALL_OVERHEAD_TOKENS,
+        min(SEAT_MAX_TOKENS, caps.max_output_tokens),
+        p95,
+    )
+    return result.model_copy(
+        update={
+            "p95_output_tokens": p95,
+            "recorded_answers": answers,
+            "reserve_output_tokens": plan.expected_output,
+            "reserve_usd": round(plan.hold_usd, 6) if caps.priced else None,
+            "reserve_basis": f"p95 of the last {answers} answers" if plan.seen else NEVER_SEEN,
+        }
+    )

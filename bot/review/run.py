@@ -65,11 +65,14 @@ async def deliberate(
     `preflight` is given the models the council will seat before any is called, and raises
     (bot.providers.preflight.PreflightFailed) when one cannot be.
 
-    Every call reserves its worst case with `budget` before it starts; None: the store's
-    budget for this deliberation, capped at `max_cost_usd`, at the pull request's cap
-    (`max_pr_cost_usd` of the repo config, within COUNCIL_MAX_PR_COST_USD) and at the
-    installation's daily cap (COUNCIL_MAX_DAILY_COST_USD), the PR and the installation
-    being the deliberation record's (a command-line review has neither)."""
+    Every call reserves its cost with `budget` before it starts (its input and its
+    model's usual answer, as the store's answer sizes say; the worst case for a model never
+    seen: bot.council.reserving); None: the store's budget for this deliberation, capped at
+    `max_cost_usd`, at the pull request's cap (`max_pr_cost_usd` of the repo config, within
+    COUNCIL_MAX_PR_COST_USD) and at the installation's daily cap
+    (COUNCIL_MAX_DAILY_COST_USD), the PR and the installation being the deliberation
+    record's (a command-line review has neither)."""
+    from bot.store.answer_sizes import answer_sizes
     from bot.store.ledger import SqlLedger
     from bot.store.spend import SpendCaps, StoreBudget
 
@@ -87,6 +90,7 @@ async def deliberate(
         SqlLedger(db, fence=fence),
         track_records=await track_records(db, prepared.signals),
         on_progress=on_progress,
+        answer_sizes=answer_sizes(db),
     )
     request = prepared.request(deliberation_id, settings, max_cost_usd=max_cost_usd)
     if preflight is not None:

@@ -245,3 +245,16 @@ class PrFindingRow(Base):
     review_comment_id: Mapped[int | None] = mapped_column(BigInteger)
     thread_node_id: Mapped[str | None] = mapped_column(String(128))
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now)
+
+
+class AnswerSizeRow(Base):
+    """The output tokens of one model answer: a call reserves the 95th percentile of its
+    model's last 50 (`bot.store.answer_sizes`); older rows are pruned as new ones come."""
+
+    __tablename__ = "answer_sizes"
+    __table_args__ = (Index("ix_answer_sizes_model_id", "model", "id"),)
+
+    id: Mapped[int] = mapped_column(BigIntPk, primary_key=True, autoincrement=True)
+    model: Mapped[str] = mapped_column(String(255))  # the model reference called
+    output_tokens: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now)

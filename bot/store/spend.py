@@ -1,10 +1,14 @@
 """The App's spend budget: `bot.council`'s `Budget`, kept in the store.
 
-Each call's worst case is reserved before it starts, against three caps at once: the
-deliberation's (`max_cost_usd`), the pull request's over all its deliberations
-(`max_pr_cost_usd`) and the installation's for the UTC day (`COUNCIL_MAX_DAILY_COST_USD`).
-What is charged (settled calls at their cost, open reservations in full) is kept in
-`daily_costs` and `pr_costs`; each reservation is a row of `spend_reservations`.
+Each call's likely cost (`bot.council.reserving`: its input estimate and its model's usual
+answer; the worst case for a model never seen) is reserved before it starts, against three
+caps at once: the deliberation's (`max_cost_usd`), the pull request's over all its
+deliberations (`max_pr_cost_usd`) and the installation's for the UTC day
+(`COUNCIL_MAX_DAILY_COST_USD`). A reservation is admitted only if every cap has room for
+what the call needs at the least (`need_usd`), and it says how much room the tightest cap
+had left beyond what it holds (`Reservation.room_usd`): the call's output limit is clipped
+to that room. What is charged (settled calls at their cost, open reservations in full) is
+kept in `daily_costs` and `pr_costs`; each reservation is a row of `spend_reservations`.
 
 Why the store and not Redis: the store is the record of what was spent, and a reservation
 must check the caps and change that record in one step. Kept in Redis, the hold and the
@@ -13,7 +17,7 @@ transaction per reservation makes it atomic across workers:
 
 - PostgreSQL: the deliberation's row is locked first (`SELECT ... FOR UPDATE`); then each
   counter is raised by a conditional `UPDATE ... SET cost_usd = cost_usd + :amount WHERE
-  ... AND cost_usd + :amount <= :cap`, which takes the row's lock and re-reads the row once
+  ... AND cost_usd + :need <= :cap`, which takes the row's lock and re-reads the row once
   the lock is free, so two workers can never both pass a cap only one of them fits. Every
   transaction locks in one order (deliberation, day, pull request), so none deadlocks.
 - SQLite: write transactions begin IMMEDIATE (`bot/store/db.py`): one writer at a time.
@@ -140,10 +144,13 @@ class StoreBudget:
         self._caps = caps
         self._today = today
 
-    async def reserve(self, amount_usd: float, label: str) -> Reservation | CapReached:
+    async def reserve(
+        self, amount_usd: float, label: str, *, need_usd: float | None = None
+    ) -> Reservation | CapReached:
+        need = amount_usd if need_usd is None else max(need_usd, amount_usd)
         try:
             async with self._db.session() as session:
-                return await self._reserve(session, amount_usd, label)
+                return await self._reserve(session, amount_usd, need, label)
         except _Refused as refused:
             return refused.refusal
 
@@ -154,25 +161,30 @@ class StoreBudget:
         await self._close(reservation.id, ReservationState.RELEASED, 0.0)
 
     async def _reserve(
-        self, session: AsyncSession, amount: float, label: str
+        self, session: AsyncSession, amount: float, need: float, label: str
     ) -> Reservation | CapReached:
         query = select(DeliberationRow).where(DeliberationRow.id == self._id).with_for_update()
         deliberation = (await session.scalars(query)).one_or_none()
         if deliberation is None:
             raise DeliberationNotFoundError(self._id)
+        rooms: list[float] = []
         cap = self._caps.deliberation_usd
         if cap is not None:
             charged = await _deliberation_charged(session, self._id)
-            if charged + amount > cap:
-                return CapReached(DELIBERATION_CAP, cap, charged, amount)
+            if charged + need > cap:
+                return CapReached(DELIBERATION_CAP, cap, charged, need)
+            rooms.append(cap - charged - amount)
         day = self._today()
         if deliberation.installation_id is not None:
             key = {"installation_id": deliberation.installation_id, "day": day}
-            await self._charge(session, DailyCostRow, key, amount, self._caps.daily_usd, DAILY_CAP)
+            caps = (self._caps.daily_usd, DAILY_CAP)
+            rooms += await self._charge(session, DailyCostRow, key, amount, need, *caps)
         if deliberation.pr_number is not None:
             key = {"repo": deliberation.repo, "pr_number": deliberation.pr_number}
-            await self._charge(session, PullRequestCostRow, key, amount, self._caps.pr_usd, PR_CAP)
-        reservation = Reservation(str(uuid.uuid4()), amount, label)
+            caps = (self._caps.pr_usd, PR_CAP)
+            rooms += await self._charge(session, PullRequestCostRow, key, amount, need, *caps)
+        room = min(rooms) if rooms else None
+        reservation = Reservation(str(uuid.uuid4()), amount, label, room)
         session.add(
             SpendReservationRow(
                 id=reservation.id,
@@ -194,10 +206,12 @@ class StoreBudget:
         table: CounterRow,
         key: dict[str, Any],
         amount: float,
+        need: float,
         cap: float | None,
         cap_name: str,
-    ) -> None:
-        """Raise one counter by `amount` if that keeps it within `cap`; else refuse."""
+    ) -> list[float]:
+        """Raise one counter by `amount` if `need` fits within `cap`; else refuse. Returns
+        the room the cap has left after the raise ([] for no cap)."""
         dialect = postgresql if self._db.backend == "postgresql" else sqlite
         columns = [getattr(table, name) for name in key]
         await session.execute(
@@ -207,14 +221,16 @@ class StoreBudget:
         )
         raise_by = update(table).where(*_key(table, key)).values(cost_usd=table.cost_usd + amount)
         if cap is not None:
-            raise_by = raise_by.where(table.cost_usd + amount <= cap)
+            raise_by = raise_by.where(table.cost_usd + need <= cap)
         raised = await session.execute(
             raise_by.returning(table.cost_usd).execution_options(synchronize_session=False)
         )
-        if raised.scalar_one_or_none() is None:
+        charged_now = raised.scalar_one_or_none()
+        if charged_now is None:
             assert cap is not None
             charged = await session.scalar(select(table.cost_usd).where(*_key(table, key)))
-            raise _Refused(CapReached(cap_name, cap, float(charged or 0.0), amount))
+            raise _Refused(CapReached(cap_name, cap, float(charged or 0.0), need))
+        return [] if cap is None else [cap - float(charged_now)]
 
     async def _close(self, reservation_id: str, state: ReservationState, actual: float) -> None:
         """Replace what a reservation holds by what it charges now, once."""

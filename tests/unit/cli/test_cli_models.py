@@ -8,16 +8,23 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from bot.store.answer_sizes import record_answer_size
+from bot.store.db import Database
 from tests.support.model_server import FakeModelServer, Fault
 
 COUNCIL = str(Path(sys.executable).with_name("council"))
 
 
-def run_check(models: FakeModelServer, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+def run_check(
+    models: FakeModelServer, store: Path, *args: str, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """`council models check` with the store (its recorded answer sizes) in `store`."""
     base = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("ANTHROPIC_", "OPENAI_", "COUNCIL_"))
+        if not k.startswith(("ANTHROPIC_", "OPENAI_", "COUNCIL_", "DATABASE_"))
     }
     base.update(
         {
@@ -27,6 +34,7 @@ def run_check(models: FakeModelServer, *args: str, **env: str) -> subprocess.Com
             "OPENAI_BASE_URL": models.openai_url,
             "COUNCIL_MAX_RETRIES": "0",
             "COUNCIL_OLLAMA_URL": "http://127.0.0.1:9",
+            "DATABASE_URL": f"sqlite+aiosqlite:///{store / 'council.db'}",
         }
     )
     base.update(env)
@@ -35,8 +43,8 @@ def run_check(models: FakeModelServer, *args: str, **env: str) -> subprocess.Com
     )
 
 
-def test_check_against_the_fake_reports_each_model(models: FakeModelServer) -> None:
-    done = run_check(models, "--json")
+def test_check_against_the_fake_reports_each_model(models: FakeModelServer, tmp_path: Path) -> None:
+    done = run_check(models, tmp_path, "--json")
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout)
     assert [r["model"] for r in results] == ["anthropic:claude-sonnet-5-5", "openai:gpt-5.4"]
@@ -56,6 +64,11 @@ def test_check_against_the_fake_reports_each_model(models: FakeModelServer) -> N
             "input_price",
             "output_price",
             "error",
+            "p95_output_tokens",
+            "recorded_answers",
+            "reserve_output_tokens",
+            "reserve_usd",
+            "reserve_basis",
         }
         assert r["ok"] is True and r["structured"] is True and r["error"] is None
         assert r["reachable"] is True and r["price_source"] == "table"
@@ -67,16 +80,22 @@ def test_check_against_the_fake_reports_each_model(models: FakeModelServer) -> N
     assert {c.request.output_name for c in models.calls} == {"ping"}
 
 
-def test_check_table_output(models: FakeModelServer) -> None:
-    done = run_check(models, "--models", "openai:gpt-5.4", COLUMNS="200")
+def test_check_table_output(models: FakeModelServer, tmp_path: Path) -> None:
+    done = run_check(models, tmp_path, "--models", "openai:gpt-5.4", COLUMNS="200")
     assert done.returncode == 0, done.stderr
     assert "openai:gpt-5.4" in done.stdout and "json_schema" in done.stdout
     assert "$2.50/$15.00 per M (table)" in done.stdout
 
 
-def test_check_reports_an_unreachable_url_and_exits_1(models: FakeModelServer) -> None:
+def test_check_reports_an_unreachable_url_and_exits_1(
+    models: FakeModelServer, tmp_path: Path
+) -> None:
     done = run_check(
-        models, "--json", "--models", "openai-compatible:qwen@http://127.0.0.1:9/v1,openai:gpt-5.4"
+        models,
+        tmp_path,
+        "--json",
+        "--models",
+        "openai-compatible:qwen@http://127.0.0.1:9/v1,openai:gpt-5.4",
     )
     assert done.returncode == 1
     bad, good = json.loads(done.stdout)
@@ -84,10 +103,13 @@ def test_check_reports_an_unreachable_url_and_exits_1(models: FakeModelServer) -
     assert good["ok"] is True
 
 
-def test_check_reports_missing_key_and_unknown_model(models: FakeModelServer) -> None:
+def test_check_reports_missing_key_and_unknown_model(
+    models: FakeModelServer, tmp_path: Path
+) -> None:
     models.on(lambda r: r.model == "no-such-model", reply=Fault.not_found())
     done = run_check(
         models,
+        tmp_path,
         "--json",
         "--models",
         "openai:no-such-model,anthropic:claude-opus-5",
@@ -100,16 +122,25 @@ def test_check_reports_missing_key_and_unknown_model(models: FakeModelServer) ->
     assert "sk-test-secret" not in done.stdout + done.stderr
 
 
-def test_check_with_nothing_configured_says_what_to_set(models: FakeModelServer) -> None:
-    done = run_check(models, ANTHROPIC_API_KEY="", OPENAI_API_KEY="")
+def test_check_with_nothing_configured_says_what_to_set(
+    models: FakeModelServer, tmp_path: Path
+) -> None:
+    done = run_check(models, tmp_path, ANTHROPIC_API_KEY="", OPENAI_API_KEY="")
     assert done.returncode == 1
     assert "ANTHROPIC_API_KEY" in done.stderr and "COUNCIL_MODELS" in done.stderr
 
 
-def test_check_offers_a_local_ollama_when_no_key_is_set(models: FakeModelServer) -> None:
+def test_check_offers_a_local_ollama_when_no_key_is_set(
+    models: FakeModelServer, tmp_path: Path
+) -> None:
     models.ollama_models = ["llama3.1:8b"]
     done = run_check(
-        models, "--json", ANTHROPIC_API_KEY="", OPENAI_API_KEY="", COUNCIL_OLLAMA_URL=models.url
+        models,
+        tmp_path,
+        "--json",
+        ANTHROPIC_API_KEY="",
+        OPENAI_API_KEY="",
+        COUNCIL_OLLAMA_URL=models.url,
     )
     assert done.returncode == 0, done.stderr
     (result,) = json.loads(done.stdout)
@@ -117,7 +148,7 @@ def test_check_offers_a_local_ollama_when_no_key_is_set(models: FakeModelServer)
 
 
 def test_check_shows_the_mode_each_server_took_and_where_prices_come_from(
-    models: FakeModelServer,
+    models: FakeModelServer, tmp_path: Path
 ) -> None:
     models.behave_as("llama-cpp-python", "qwen2.5-coder:7b")
     models.behave_as("prose", "mystery-model")
@@ -127,6 +158,7 @@ def test_check_shows_the_mode_each_server_took_and_where_prices_come_from(
     }
     done = run_check(
         models,
+        tmp_path,
         "--json",
         "--models",
         "llamacpp:qwen2.5-coder:7b,gateway:mystery-model,gateway:openai/gpt-5.4",
@@ -142,6 +174,7 @@ def test_check_shows_the_mode_each_server_took_and_where_prices_come_from(
     assert known["price_source"] == "table" and known["input_price"] == 2.5
     table = run_check(
         models,
+        tmp_path,
         "--models",
         "llamacpp:qwen2.5-coder:7b,gateway:mystery-model",
         COUNCIL_ENDPOINTS=json.dumps(endpoints),
@@ -149,3 +182,50 @@ def test_check_shows_the_mode_each_server_took_and_where_prices_come_from(
         COLUMNS="200",
     )
     assert "free (local)" in table.stdout and "unknown" in table.stdout
+
+
+async def test_check_says_what_a_seat_call_reserves(
+    models: FakeModelServer, tmp_path: Path
+) -> None:
+    """gpt-5.4 has 60 answers recorded (its last 50 are 110..600 tokens): a seat call holds
+    their p95; claude-sonnet-5-5 has none: a seat call holds its whole output limit."""
+    async with Database(f"sqlite+aiosqlite:///{tmp_path / 'council.db'}") as db:
+        for n in range(1, 61):
+            await record_answer_size(db, "openai:gpt-5.4", n * 10)
+    done = run_check(models, tmp_path, "--json")
+    assert done.returncode == 0, done.stderr
+    anthropic, openai = json.loads(done.stdout)
+
+    assert openai["p95_output_tokens"] == 580  # the 48th of 110..600: not 600, not 590
+    assert openai["recorded_answers"] == 50
+    assert openai["reserve_output_tokens"] == 580
+    assert openai["reserve_basis"] == "p95 of the last 50 answers"
+    assert anthropic["p95_output_tokens"] is None and anthropic["recorded_answers"] == 0
+    assert anthropic["reserve_output_tokens"] == 8192
+    assert anthropic["reserve_basis"] == "worst case (never seen)"
+    # Both hold the same input estimate (a full 60,000-token context, its margin and the
+    # framing allowance) at the dearest input rate ($2.50 per M for each), and their output.
+    held_input = [
+        (openai["reserve_usd"] * 1e6 - 580 * 15.0) / 2.5,
+        (anthropic["reserve_usd"] * 1e6 - 8192 * 10.0) / 2.5,
+    ]
+    assert held_input[0] == pytest.approx(held_input[1], abs=1)
+    assert 60_000 + 512 < held_input[0] < 60_000 * 1.1 + 512
+
+    table = run_check(models, tmp_path, COLUMNS="250")
+    assert table.returncode == 0, table.stderr
+    assert f"p95 580 tokens, ${openai['reserve_usd']:.4f}" in table.stdout
+    assert f"worst case (never seen), ${anthropic['reserve_usd']:.4f}" in table.stdout
+
+
+def test_check_still_checks_when_the_store_cannot_be_read(
+    models: FakeModelServer, tmp_path: Path
+) -> None:
+    unreadable = f"sqlite+aiosqlite:///{tmp_path / 'no' / 'such' / 'dir' / 'council.db'}"
+    done = run_check(
+        models, tmp_path, "--json", "--models", "openai:gpt-5.4", DATABASE_URL=unreadable
+    )
+    assert done.returncode == 0, done.stderr
+    (result,) = json.loads(done.stdout)
+    assert result["ok"] is True and result["reserve_usd"] is None
+    assert result["reserve_basis"] == "unknown (the store could not be read)"

@@ -108,7 +108,9 @@ class PhaseCap:
     grant: int
     granted: int = 0
 
-    async def reserve(self, amount_usd: float, label: str) -> Reservation | CapReached:
+    async def reserve(
+        self, amount_usd: float, label: str, *, need_usd: float | None = None
+    ) -> Reservation | CapReached:
         if label.startswith(f"{self.phase}/"):
             if self.granted == self.grant:
                 return CapReached("the test's cost cap", 1.0, 1.0, amount_usd)

@@ -174,10 +174,12 @@ class SlowBudget(InMemoryBudget):
         super().__init__(None)
         self._one_at_a_time = asyncio.Lock()
 
-    async def reserve(self, amount_usd: float, label: str) -> Reservation | CapReached:
+    async def reserve(
+        self, amount_usd: float, label: str, *, need_usd: float | None = None
+    ) -> Reservation | CapReached:
         async with self._one_at_a_time:
             await asyncio.sleep(ROUND_TRIP_S)
-            return await super().reserve(amount_usd, label)
+            return await super().reserve(amount_usd, label, need_usd=need_usd)
 
 
 ROUND_TRIP_S = 0.05

@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from bot.council.ledger import EventKind, UnknownDeliberationError
 from bot.store import Database, SqlLedger, records
+from bot.store.answer_sizes import recent_answer_sizes, record_answer_size
 from bot.store.db import alembic_config
 from bot.store.models import Base
 from bot.store.pending import oldest_pending
@@ -148,14 +149,14 @@ async def test_migrates_an_empty_database_to_head_and_again(fresh_url: str) -> N
         assert await db.schema_revision() is None
         await db.connect()
         await db.connect()
-        assert await db.schema_revision() == Database.head_revision() == "0005_pr_findings"
+        assert await db.schema_revision() == Database.head_revision() == "0006_answer_sizes"
         # The revision creates exactly what the models declare.
         async with db.engine.connect() as connection:
             assert await connection.run_sync(_schema_diff) == []
     finally:
         await db.dispose()
     async with Database(fresh_url) as reopened:
-        assert await reopened.schema_revision() == "0005_pr_findings"
+        assert await reopened.schema_revision() == "0006_answer_sizes"
 
 
 async def test_a_database_at_the_previous_revision_keeps_its_pending_deliveries(
@@ -183,9 +184,44 @@ async def test_a_database_at_the_previous_revision_keeps_its_pending_deliveries(
     await engine.dispose()
 
     async with Database(fresh_url) as db:
-        assert await db.schema_revision() == "0005_pr_findings"
+        assert await db.schema_revision() == "0006_answer_sizes"
         (kept,) = await oldest_pending(db, 10)
     assert (kept.delivery_id, kept.job_id, kept.body_digest) == ("d-1", "j-1", "ab" * 32)
+
+
+async def test_a_database_at_0005_keeps_its_findings_and_learns_answer_sizes(
+    fresh_url: str,
+) -> None:
+    """0006 adds `answer_sizes`: a database the previous version left (a finding recorded)
+    upgrades on connect, keeps what it held, and records and reads answer sizes."""
+    engine = create_async_engine(async_url(fresh_url))
+
+    def to_0005(connection: Connection) -> None:
+        config = alembic_config()
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0005_pr_findings")
+
+    async with engine.begin() as connection:
+        await connection.run_sync(to_0005)
+        await connection.execute(
+            text(
+                "INSERT INTO pr_findings (repo, pr_number, fingerprint, path, line, title, "
+                "severity, status, first_deliberation_id, last_deliberation_id, updated_at) "
+                "VALUES ('o/r', 3, 'f1', 'app.py', 4, 'Unbounded retry', 'major', 'open', "
+                "'d-1', 'd-1', :at)"
+            ),
+            {"at": datetime(2026, 12, 1, tzinfo=UTC)},
+        )
+    await engine.dispose()
+
+    async with Database(fresh_url) as db:
+        assert await db.schema_revision() == "0006_answer_sizes"
+        async with db.session(readonly=True) as session:
+            kept = (await session.execute(text("SELECT title, status FROM pr_findings"))).all()
+        assert [tuple(row) for row in kept] == [("Unbounded retry", "open")]
+        for tokens in (400, 900, 100):
+            await record_answer_size(db, "anthropic:claude-sonnet-5-5", tokens)
+        assert await recent_answer_sizes(db, "anthropic:claude-sonnet-5-5") == [400, 900, 100]
 
 
 MIGRATE_SCRIPT = """
@@ -219,7 +255,7 @@ async def test_two_processes_migrate_one_database_at_once(fresh_url: str, tmp_pa
 
     assert [code for code, _ in results] == [0, 0], [out.decode()[-2000:] for _, out in results]
     async with Database(fresh_url) as db:
-        assert await db.schema_revision() == "0005_pr_findings"
+        assert await db.schema_revision() == "0006_answer_sizes"
         assert (await new_deliberation(db)).status is DeliberationStatus.RUNNING
 
 
