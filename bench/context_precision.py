@@ -18,15 +18,13 @@ repository's files read from git at the commit (never a work tree), its
 `.github/council.yml` at the commit if any, the operator's default settings and models, the
 default budget.
 
-Shown lines: the builder gives each section's kind, path and text but no line ranges (nor
-does `council context --json`), so they are read back from the text by
-`bot.context.shown.shown_lines`: a diff line's gutter number (head side), a code or
-guidance part's `@@ lines A-B @@` caption, a related file sent from its top counted 1, 2,
-... up to its "[... not included" note. A diff's removed lines (`  12 - text`, old-side
-numbers) are counted apart, as shown diff lines. A directory listing (a path ending in "/")
-and the description show no file lines. (A file line that itself starts with "[... " would
-end a run early; a redaction that joined lines would shift the count of a file sent from
-its top.)
+Shown lines: each section's own `lines` (the head-side runs the builder packed, the
+`lines` of `council context --json`), through `bot.context.shown.shown_lines`: a diff
+section's added and context lines, every numbered line of any other section. A diff's
+removed lines (`  12 - text`, old-side numbers) are counted apart, from its text, as shown
+diff lines. A directory listing (a path ending in "/") and the description show no file
+lines. (The baseline recorded before sections carried their lines read them back from the
+text, and missed the lines that followed a caption past the range it named.)
 
 Ground truth and metrics: bench/precision_truth.py (its own tree-sitter analysis, in
 bench/precision_syntax.py) and bench/precision_metrics.py. Beside the two recalls, the

@@ -31,6 +31,9 @@ def context(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    show: Annotated[
+        bool, typer.Option("--show", help="Print the context exactly as the seats read it.")
+    ] = False,
 ) -> None:
     """Show the packed context for a change: sections, what was left out, signals."""
     # Imported here, not at the top: `council --help` loads this module too.
@@ -41,6 +44,9 @@ def context(
     if base and diff:
         err.print("[bold red]error:[/] use either --base or --diff, not both")
         raise typer.Exit(EXIT_USAGE)
+    if show and as_json:
+        err.print("[bold red]error:[/] use either --show or --json, not both")
+        raise typer.Exit(EXIT_USAGE)
     try:
         change = read_diff_file(diff) if diff else read_branch(base)
     except DiffError as error:
@@ -50,6 +56,8 @@ def context(
     built = asyncio.run(build_local_context(change, budget))
     if as_json:
         typer.echo(json.dumps(context_json(built), indent=2))
+    elif show:
+        typer.echo(seats_text(built))
     else:
         print_context(built, Console())
 
@@ -64,13 +72,30 @@ def _default_budget() -> int:
         return DEFAULT_BUDGET  # a broken environment should not stop a look at the context
 
 
+def seats_text(built: BuiltContext) -> str:
+    """The context block every seat reads (bot/review/inputs.py `seats_context`)."""
+    from bot.review.inputs import seats_context
+
+    return seats_context(built)
+
+
 def context_json(built: BuiltContext) -> dict[str, Any]:
+    """The stable shape other tools read. Each section: `kind`, `path` (None for the
+    description), `why`, `tokens`, and `lines`: the head-side lines of `path` it shows as
+    inclusive runs [[first, last], ...] (a diff: its added and context lines; [] for the
+    description and a directory listing)."""
     return {
         "tokens": built.tokens,
         "budget": built.budget,
         "usable": built.usable,
         "sections": [
-            {"kind": s.kind, "path": s.path, "why": s.why, "tokens": s.tokens}
+            {
+                "kind": s.kind,
+                "path": s.path,
+                "why": s.why,
+                "tokens": s.tokens,
+                "lines": [[first, last] for first, last in s.lines.get(s.path or "", [])],
+            }
             for s in built.sections
         ],
         "omitted": [o.model_dump() for o in built.omitted],

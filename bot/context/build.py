@@ -9,9 +9,7 @@ through `read_file`.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import math
-import re
 from array import array
 from collections import Counter
 from collections.abc import Sequence
@@ -29,29 +27,36 @@ from bot.context.models import (
     PullRequestMeta,
     ReadFile,
     Section,
-    Signals,
 )
 from bot.context.pack import (
-    CHUNK_LINES,
     Item,
     Packer,
     chunk_lines,
     not_included,
     title_text,
 )
-from bot.context.prose import NOT_INCLUDED_HEADING, clean_untrusted, show_bidi
+from bot.context.prose import NOT_INCLUDED_HEADING, clean_untrusted
 from bot.context.redact import Redactor
 from bot.context.related import (
     READ_CONCURRENCY,
     FileReader,
-    Named,
     Related,
     discover,
     guidance,
     named_paths,
 )
+from bot.context.sections import (
+    RELATED_DECAY,
+    RELATED_VALUE,
+    change_words,
+    code_item,
+    diff_item,
+    file_item,
+    guide_item,
+    named_items,
+    names_of_change,
+)
 from bot.context.signals import FileFacts, compute_signals, file_facts, is_code
-from bot.context.widen import widen
 from bot.tokens import TokenEstimator, default_estimator
 
 DEFAULT_BUDGET = 60_000
@@ -62,30 +67,12 @@ NOT_INCLUDED_SHARE = 0.03  # kept for the "Not included" list
 NOT_INCLUDED_MIN = 100  # tokens
 NOT_INCLUDED_SLACK = 8  # tokens: the second packing's list may differ a little
 MATERIAL_FACTOR = 4  # budgets of diff, in rank order, chunked and valued at most
-EXTEND_LINES = 3  # more context lines from the head on each side of every hunk
-EXTEND_WHEN = 0.6  # ...when the diff without them takes at most this share of the budget
-CODE_CHUNK_LINES = 25
-LISTING_FILES = 40
-# What a chunk is worth, before its file's weight and its own factor: a hunk of the diff
-# first, then the code around it (falling with distance), files the change names by path,
-# related files and the relevant parts of guidance, then the rest of the changed files.
-DIFF_VALUE = 100.0
-CODE_VALUE = 45.0
-NAMED_VALUE = 40.0
-GUIDE_VALUE = 25.0
-RELATED_VALUE = 25.0
-RELATED_DECAY = 0.97
-REST_VALUE = 20.0
-HUNK_DECAY = 0.93  # each further hunk of a file, in order of value: breadth before depth
+EXTEND_WHEN = 0.6  # hunks get more lines of the head when the diff takes at most this share
+# What a chunk is worth: bot/context/sections.py; here, how a file's rank weighs on it.
 RANK_DECAY = 0.98
 TEST_WEIGHT = 0.45
 EXCLUDED_WEIGHT = 0.1  # a lock file's small change; generated files when nothing else changed
 SMALL_LOCK_CHANGE = 20  # changed lines
-_COMMON_PATH_WORDS = frozenset(
-    {"src", "lib", "main", "test", "tests", "index", "init", "__init__", "utils", "util",
-     "common", "core", "internal", "github", "workflows", "docs", "readme", "json", "yaml",
-     "yml", "python", "java", "scripts"}
-)  # fmt: skip
 _EXCLUSION_REASONS = {
     "lock": "lock file",
     "generated": "generated file",
@@ -164,7 +151,9 @@ async def build_context(
     named_texts = await reader.texts([n.path for n in named if n.kind != "listing"])
     room = usable * 4  # characters: more than one budget could hold of any one file
     diffs = [
-        _diff_item(f, heads, weights[f.path], signals, extend=False, room_chars=room)
+        diff_item(
+            f, _diff_why(f.info), heads, weights[f.path], signals, extend=False, room_chars=room
+        )
         for f in sendable
     ]
     # Each hunk gets more context lines from the head only when the diff leaves room: under
@@ -173,20 +162,25 @@ async def build_context(
     extend = size <= EXTEND_WHEN * usable
     if extend:
         diffs = [
-            _diff_item(f, heads, weights[f.path], signals, extend=True, room_chars=room)
+            diff_item(
+                f, _diff_why(f.info), heads, weights[f.path], signals, extend=True, room_chars=room
+            )
             for f in sendable
         ]
     items: list[Item] = diffs + [
-        i for f in sendable if (i := _code_item(f, heads, weights[f.path], extend)) is not None
+        i for f in sendable if (i := code_item(f, heads, weights[f.path], extend)) is not None
     ]
-    items += _named_items(named, named_texts, visible)
+    # Related files are shown where they meet the change's names, never from their top.
+    names = names_of_change(sendable, heads)
+    items += named_items(named, named_texts, visible, names)
     items += [
-        _file_item(r, texts[r.path], RELATED_VALUE * RELATED_DECAY**n)
+        i
         for n, r in enumerate(r for r in related if texts.get(r.path))
+        if (i := file_item(r, texts[r.path], RELATED_VALUE * RELATED_DECAY**n, names))
     ]
-    words = _change_words([f.path for f in files])
+    words = change_words([f.path for f in files])
     items += [
-        _guide_item(r, guide_texts[r.path], words, n)
+        guide_item(r, guide_texts[r.path], words, n)
         for n, r in enumerate(r for r in guides if guide_texts.get(r.path))
     ]
     # The material is in the items now: the texts it came from go (memory follows what
@@ -608,10 +602,11 @@ def _bullet(text: str) -> str:
     return "\n".join([f"- {first}", *(f"  {line}" for line in rest)])
 
 
-# Said once, in the first diff section's heading, so a model reads the gutter right.
+# Said once, in the first diff section's heading, so a model reads the gutter right (the
+# lines of code and file sections carry theirs as context lines do).
 GUTTER_LEGEND = (
-    "gutter: the new-side line number of + and context lines (cite these), the old-side "
-    "number of - lines"
+    "gutter: the new-side line number of + and context lines and of every line of the other "
+    "sections' files (cite these), the old-side number of - lines"
 )
 
 
@@ -623,202 +618,6 @@ def _with_legend(sections: list[Section], legend: int) -> list[Section]:
             first = section.model_copy(update={"why": why, "tokens": section.tokens + legend})
             return [*sections[:n], first, *sections[n + 1 :]]
     return sections
-
-
-def _diff_item(
-    parsed: ParsedFile,
-    heads: dict[str, str],
-    weight: float,
-    signals: Signals,
-    *,
-    extend: bool,
-    room_chars: int,
-) -> Item:
-    """The file's diff, one hunk after another, each hunk extended by `EXTEND_LINES` lines
-    of the head on either side (git's own three are often too few to read a change), and
-    valued by what it changes (see `hunk_value`)."""
-    head = heads.get(parsed.path)
-    lines = head.split("\n") if head is not None and extend else None
-    hunks = extend_hunks(parsed.hunks, lines)
-    risky = {p.line for p in signals.risky_patterns if p.path == parsed.path}
-    lead = show_bidi("".join(f"{line}\n" for line in parsed.header)) if parsed.header else ""
-    chunks: list[str] = []
-    unit_of: list[int] = []
-    values: list[float] = []
-    chained: list[bool] = []
-    width = _gutter_width(hunks)
-    factors = [hunk_value(h, parsed.info.language, risky) for h in hunks]
-    by_value = sorted(range(len(hunks)), key=lambda n: -factors[n])
-    place = {n: k for k, n in enumerate(by_value)}
-    # Choose first: only the most valuable hunks that one budget could hold are chunked.
-    kept, size = set(), 0
-    for n in by_value:
-        if size > room_chars:
-            break
-        kept.add(n)
-        size += sum(len(line) + 8 for line in hunks[n].lines)
-    done = 0
-    for n, hunk in enumerate(hunks):
-        if n not in kept:
-            continue
-        body = numbered_lines(hunk, width)
-        pieces = [show_bidi(c) for c in chunk_lines([hunk.header, *body])]
-        value = DIFF_VALUE * weight * factors[n] * HUNK_DECAY ** place[n]
-        chunks += pieces
-        done += 1
-        unit_of += [done - 1] * (len(pieces) - 1) + [done]
-        values += [value * 0.98**k for k in range(len(pieces))]
-        chained += [False] + [True] * (len(pieces) - 1)
-    if not chunks and lead:  # a mode change, a rename without edits: the header is all
-        chunks, unit_of, values, chained, lead = [lead], [0], [DIFF_VALUE * weight], [False], ""
-    return Item(
-        "diff",
-        parsed.path,
-        _diff_why(parsed.info),
-        chunks,
-        "hunks",
-        len(hunks),
-        unit_of,
-        values,
-        chained,
-        lead=lead,
-    )
-
-
-def extend_hunks(hunks: list[Hunk], head: list[str] | None) -> list[Hunk]:
-    """Each hunk with up to `EXTEND_LINES` more context lines from the head above and below,
-    never reaching into its neighbour (a pure-deletion diff, a missing head, or a head the
-    diff does not match, such as a diff piped in from another checkout: as is)."""
-    if head is None or not hunks or not all(_matches(h, head) for h in hunks):
-        return hunks
-    out: list[Hunk] = []
-    for n, hunk in enumerate(hunks):
-        if any(line[:1] not in ("+", "-", " ", "\\", "") for line in hunk.lines):
-            return hunks  # an unusual body: keep the diff exactly as git wrote it
-        floor = out[-1].target_start + out[-1].target_length if out else 1
-        after = hunks[n + 1].target_start - EXTEND_LINES if n + 1 < len(hunks) else len(head) + 1
-        start = max(hunk.target_start - EXTEND_LINES, floor, 1)
-        end = hunk.target_start + hunk.target_length  # first head line after the hunk
-        stop = min(end + EXTEND_LINES, max(after, end), len(head) + 1)
-        if hunk.target_length == 0 or end - 1 > len(head):
-            out.append(hunk)
-            continue
-        above = [f" {head[i - 1]}" for i in range(start, hunk.target_start)]
-        below = [f" {head[i - 1]}" for i in range(end, stop)]
-        if hunk.lines and hunk.lines[-1].startswith("\\"):
-            below = []  # nothing follows "\\ No newline at end of file"
-        grown = Hunk(
-            header=hunk.header,
-            source_start=hunk.source_start - len(above),
-            source_length=hunk.source_length + len(above) + len(below),
-            target_start=hunk.target_start - len(above),
-            target_length=hunk.target_length + len(above) + len(below),
-            lines=[*above, *hunk.lines, *below],
-        )
-        grown.header = _header(grown, hunk.header)
-        out.append(grown)
-    return out
-
-
-def _matches(hunk: Hunk, head: list[str]) -> bool:
-    """Whether the head has the hunk's new side where the hunk says."""
-    number = hunk.target_start
-    for line in hunk.lines:
-        kind = line[:1]
-        if kind in ("-", "\\"):
-            continue
-        text = line[1:]
-        if number > len(head) or head[number - 1].rstrip("\r") != text.rstrip("\r"):
-            return False
-        number += 1
-    return True
-
-
-def _header(hunk: Hunk, old: str) -> str:
-    section = old.split("@@", 2)[2] if old.count("@@") >= 2 else ""
-    return (
-        f"@@ -{hunk.source_start},{hunk.source_length} "
-        f"+{hunk.target_start},{hunk.target_length} @@{section}"
-    )
-
-
-_IMPORT = re.compile(
-    r"^\s*(?:import\b|from\s+\S+\s+import\b|#\s*include\b|using\s+[\w.]+;|package\s|require\b"
-    r"|use\s+[\w:]+|export\s+\*\s+from|export\s+\{[^}]*\}\s+from|\)\s*$|\(\s*$"
-    r"|\"[\w./-]+\"\s*$|[\w.]+\s+\"[\w./-]+\"\s*$|const\s+\w+\s*=\s*require\()"
-)
-_COMMENT = re.compile(r"^\s*(?:#(?!include)|//|/\*|\*|<!--|--\s|;;)")
-_LOGIC = re.compile(
-    r"\b(?:if|else|elif|for|while|return|raise|throw|catch|except|try|finally|await|yield|"
-    r"switch|case|select|defer|go|break|continue|goto|unless|match|when|lock|unsafe)\b|[=!<>]=|&&|\|\|"
-)
-
-
-def hunk_value(hunk: Hunk, language: str | None, risky: set[int]) -> float:
-    """How much a reviewer needs the hunk, relative to an ordinary change (1.0): a risky
-    pattern or changed control flow first; imports, comments and formatting last."""
-    number = hunk.target_start
-    added: list[tuple[int, str]] = []
-    removed: list[str] = []
-    for line in hunk.lines:
-        kind = line[:1]
-        if kind == "+":
-            added.append((number, line[1:]))
-        elif kind == "-":
-            removed.append(line[1:])
-        if kind not in ("-", "\\"):
-            number += 1
-    changed = [t for _, t in added] + removed
-    if any(n in risky for n, _ in added):
-        return 1.6
-    if not any(t.strip() for t in changed):
-        return 0.2  # blank lines only
-    squeeze = "".join
-    if sorted(squeeze(t.split()) for t in removed) == sorted(squeeze(t.split()) for _, t in added):
-        return 0.25  # formatting only: the same text in other whitespace
-    meaningful = [t for t in changed if t.strip()]
-    if all(_COMMENT.match(t) for t in meaningful):
-        return 0.5
-    if language is not None and all(_IMPORT.match(t) for t in meaningful):
-        return 0.35
-    return 1.25 if any(_LOGIC.search(t) for t in meaningful) else 1.0
-
-
-def _gutter_width(hunks: list[Hunk]) -> int:
-    """Digits of the largest line number the file's hunks reach (at least 4): one width
-    per file, so the code lines up."""
-    last = max(
-        (max(h.source_start + h.source_length, h.target_start + h.target_length) for h in hunks),
-        default=0,
-    )
-    return max(4, len(str(last)))
-
-
-def numbered_lines(hunk: Hunk, width: int = 4) -> list[str]:
-    """The hunk's body with a gutter: `  86 + added`, `  12 - removed`, `  40   context`
-    (new-side numbers for added and context lines, old-side for removed ones); a
-    `\\ No newline` marker gets a blank gutter."""
-    old, new = hunk.source_start, hunk.target_start
-    out: list[str] = []
-    for line in hunk.lines:
-        kind, text = line[:1], line[1:]
-        if kind == "+":
-            out.append(_gutter(new, width, "+", text))
-            new += 1
-        elif kind == "-":
-            out.append(_gutter(old, width, "-", text))
-            old += 1
-        elif kind == "\\":
-            out.append(f"{'':>{width}}   {line}")
-        else:  # context (a blank body line is an empty context line)
-            out.append(_gutter(new, width, " ", text))
-            old, new = old + 1, new + 1
-    return out
-
-
-def _gutter(number: int, width: int, mark: str, text: str) -> str:
-    # An empty line gets no trailing blanks; any other text is kept exactly.
-    return f"{number:>{width}} {mark} {text}" if text else f"{number:>{width}} {mark}".rstrip()
 
 
 def _diff_why(info: ChangedFile) -> str:
@@ -837,113 +636,6 @@ def _diff_why(info: ChangedFile) -> str:
     return ", ".join(parts)
 
 
-def _code_item(
-    parsed: ParsedFile, heads: dict[str, str], weight: float, extended: bool
-) -> Item | None:
-    """The head's lines the diff does not show, in runs of at most `CODE_CHUNK_LINES`: those
-    of the enclosing definitions (`widen`) valued by nearness to the change, then the rest
-    of the file, valued lower and falling with distance. Each run says where it starts."""
-    text = heads.get(parsed.path)
-    if text is None or parsed.info.change == "added":
-        return None  # an added file is all in its diff
-    lines = text.split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()
-    changes = _changed_ranges(parsed.hunks)
-    if not changes or not all(_matches(h, lines) for h in parsed.hunks):
-        return None  # nothing changed at head, or a head the diff does not describe
-    spans = widen(parsed.path, parsed.info.language, text, changes)
-    in_diff: set[int] = set()
-    for hunk in extend_hunks(parsed.hunks, lines if extended else None):
-        in_diff.update(range(hunk.target_start, hunk.target_start + hunk.target_length))
-    near: set[int] = set()
-    label_of: dict[int, str] = {}
-    for span in spans:
-        for number in range(span.start, span.end + 1):
-            near.add(number)
-            label_of.setdefault(number, span.label)
-    runs = _runs([n for n in range(1, len(lines) + 1) if n not in in_diff], near)
-    if not runs:
-        return None
-    chunks, values, gaps, joined = [], [], [], []
-    previous = -1
-    for first, last, widened in runs:
-        distance = min(
-            min(abs(first - a), abs(last - b), 0 if first <= b and a <= last else 1 << 30)
-            for a, b in changes
-        )
-        if widened:
-            value = CODE_VALUE * weight / (1 + distance / 25)
-            label = label_of.get(first, "enclosing code")
-        else:
-            value = REST_VALUE * weight / (1 + distance / 80)
-            label = "the rest of the file"
-        chunks.append(show_bidi("".join(f"{line}\n" for line in lines[first - 1 : last])))
-        values.append(value)
-        gaps.append(f"@@ lines {first}-{last} at head: {label} @@\n")
-        joined.append(first == previous + 1)
-        previous = last
-    # The rest of the file comes nearest first: a run needs the one next to it on the side
-    # of its nearest change.
-    needs = [_toward_change(n, runs, joined, changes) for n in range(len(runs))]
-    labels = "; ".join(dict.fromkeys(s.label for s in spans)) or "the rest of the file"
-    return Item(
-        "code",
-        parsed.path,
-        f"around the change: {labels}"[:300],
-        chunks,
-        units=sum(last - first + 1 for first, last, _ in runs),
-        unit_of=_cumulative([last - first + 1 for first, last, _ in runs]),
-        values=values,
-        chained=[False] * len(chunks),
-        gaps=gaps,
-        joined=joined,
-        needs=needs,
-    )
-
-
-def _toward_change(
-    n: int,
-    runs: list[tuple[int, int, bool]],
-    joined: list[bool],
-    changes: list[tuple[int, int]],
-) -> int:
-    """The index of the run next to run `n` on the side of its nearest change (-1: none,
-    or run `n` is itself part of the code around a change)."""
-    first, last, widened = runs[n]
-    if widened:
-        return -1
-    a, b = min(changes, key=lambda c: min(abs(first - c[1]), abs(last - c[0])))
-    if last < a and n + 1 < len(runs) and joined[n + 1]:
-        return n + 1
-    if first > b and n > 0 and joined[n]:
-        return n - 1
-    return -1
-
-
-def _runs(numbers: list[int], near: set[int]) -> list[tuple[int, int, bool]]:
-    """Consecutive line numbers as runs of at most `CODE_CHUNK_LINES`, a run never mixing
-    widened (`near`) and other lines: [(first, last, widened), ...]."""
-    runs: list[tuple[int, int, bool]] = []
-    for number in numbers:
-        widened = number in near
-        if runs:
-            first, last, kind = runs[-1]
-            if number == last + 1 and kind == widened and last - first + 1 < CODE_CHUNK_LINES:
-                runs[-1] = (first, number, kind)
-                continue
-        runs.append((number, number, widened))
-    return runs
-
-
-def _cumulative(sizes: list[int]) -> list[int]:
-    out, total = [], 0
-    for size in sizes:
-        total += size
-        out.append(total)
-    return out
-
-
 def _weights(ranked: list[ParsedFile]) -> dict[str, float]:
     """How much each file's material is worth, from its rank: source files by rank; tests
     after the source they test (a test file weighs less than any source file near it)."""
@@ -959,109 +651,3 @@ def _weights(ranked: list[ParsedFile]) -> dict[str, float]:
             weights[parsed.path] = max(RANK_DECAY**source, 0.5)
             source += 1
     return weights
-
-
-def _changed_ranges(hunks: list[Hunk]) -> list[tuple[int, int]]:
-    """Per hunk, the head lines its changes touch (a pure deletion: where it happened)."""
-    ranges = []
-    for hunk in hunks:
-        number, first, last = hunk.target_start, None, None
-        for line in hunk.lines:
-            kind = line[:1]
-            if kind in ("+", "-"):
-                first = number if first is None else first
-                last = number if kind == "+" else max(last or number, number)
-            if kind not in ("-", "\\"):
-                number += 1
-        if first is not None and last is not None:
-            ranges.append((first, last))
-    return ranges
-
-
-def _file_item(related: Related, text: str, value: float) -> Item:
-    """A related file from its top, each chunk after the first worth less (the first
-    lines of many files before the bulk of one)."""
-    lines = text.removesuffix("\n").split("\n")
-    chunks = chunk_lines(lines)
-    return Item(
-        related.kind,
-        related.path,
-        related.why,
-        chunks,
-        values=[value * 0.8**k for k in range(len(chunks))],
-        chained=[False] + [True] * (len(chunks) - 1),
-    )
-
-
-def _change_words(paths: list[str]) -> set[str]:
-    """The words of the changed paths (directories, file stems) a guidance section can
-    mention, lower-cased; common words left out."""
-    words: set[str] = set()
-    for path in paths:
-        for part in re.split(r"[/._-]+", path.lower()):
-            if len(part) >= 4 and part not in _COMMON_PATH_WORDS:
-                words.add(part)
-    return words
-
-
-def _guide_item(related: Related, text: str, words: set[str], rank: int) -> Item:
-    """A guidance document in parts (its Markdown sections, at most 50 lines each): the
-    parts that mention what the change touches first, then the rest from the top."""
-    lines = text.removesuffix("\n").split("\n")
-    parts = _sections(lines)
-    chunks, values, gaps = [], [], []
-    for n, (first, last) in enumerate(parts):
-        body = "\n".join(lines[first - 1 : last]).lower()
-        hits = sum(1 for w in words if w in body)
-        value = GUIDE_VALUE * (0.9**rank) * (0.97**n) * (2.0 if hits else 1.0)
-        chunks.append("".join(f"{line}\n" for line in lines[first - 1 : last]))
-        values.append(value)
-        gaps.append(f"@@ lines {first}-{last} @@\n")
-    return Item(
-        related.kind,
-        related.path,
-        related.why,
-        chunks,
-        values=values,
-        chained=[False] * len(chunks),
-        gaps=gaps,
-        joined=[False] + [True] * (len(chunks) - 1),
-    )
-
-
-def _sections(lines: list[str]) -> list[tuple[int, int]]:
-    """Line ranges of a Markdown text's sections (split at headings), each at most
-    `CHUNK_LINES` lines."""
-    starts = [1] + [n for n, line in enumerate(lines, start=1) if n > 1 and line.startswith("#")]
-    bounds = [*starts, len(lines) + 1]
-    out: list[tuple[int, int]] = []
-    for first, nxt in itertools.pairwise(bounds):
-        for start in range(first, nxt, CHUNK_LINES):
-            out.append((start, min(start + CHUNK_LINES, nxt) - 1))
-    return [r for r in out if r[0] <= r[1]]
-
-
-def _named_items(named: list[Named], texts: dict[str, str], visible: list[str]) -> list[Item]:
-    """Files the change names by path (their top first), and directories it names (a
-    listing of their files)."""
-    items = []
-    for entry in named:
-        if entry.kind == "listing":
-            inside = sorted(p for p in visible if p.startswith(entry.path.rstrip("/") + "/"))
-            shown = inside[:LISTING_FILES]
-            more = len(inside) - len(shown)
-            lines = [*shown, *([f"[... and {more:,} more files]"] if more else [])]
-            items.append(
-                Item(
-                    "related",
-                    entry.path.rstrip("/") + "/",
-                    f"directory {entry.why}: its files",
-                    ["".join(f"{line}\n" for line in lines)],
-                    values=[NAMED_VALUE],
-                    chained=[False],
-                )
-            )
-        elif entry.path in texts:
-            related = Related(entry.path, "related", entry.why)
-            items.append(_file_item(related, texts[entry.path], NAMED_VALUE))
-    return items

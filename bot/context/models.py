@@ -68,7 +68,15 @@ class ChangedFile(BaseModel):
 
 
 class Section(BaseModel):
-    """One packed piece of context. `tokens` counts the text plus its heading and fence."""
+    """One packed piece of context. `tokens` counts the text plus its heading and fence.
+
+    `lines`: per path, the head-side lines the text shows, as inclusive runs
+    [(first, last), ...], set when the section is packed from what it took (never read back
+    from the text). A diff section: the new-side numbers of its added and context lines (its
+    removed lines are old-side lines, not head lines, and are not in it); a code, related,
+    test, named-file or guidance section: the numbered lines it shows (guidance read from the
+    default branch: that file's lines there). The description and a directory listing show
+    no file lines: {}."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -77,6 +85,7 @@ class Section(BaseModel):
     why: str
     text: str
     tokens: int
+    lines: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
 
 
 class Omitted(BaseModel):

@@ -9,14 +9,22 @@ Two ways to fill the budget:
   rest of a file read from its top): it is only taken after it. `caps` bound what the items
   of one kind may take in all (guidance).
 
-A chunk is whole lines, so nothing is cut mid-line. Every token sent is charged: each
-section's heading and fence, the note a partial section carries, the gaps' captions, and
-the "Not included" list (`reserve` keeps room for it; `not_included` fits it to that room).
+A chunk is whole lines, so nothing is cut mid-line. Each chunk says which head-side lines it
+shows (`Item.shows`); a section's `lines` are those of the chunks taken, so what a section
+shows is known from what was packed, not read back from its text. A numbered excerpt of a
+file (`Item.labels` given) starts with one caption written for what was taken: the runs of
+lines it shows and what each holds (`@@ lines 12-40 (function f), 88-90 of app/x.py @@`,
+`@@ lines 1-38 (whole file) of app/y.py @@`), and a `⋮` line stands between two runs that
+are not adjacent; so no caption claims lines other than those that follow.
+
+Every token sent is charged: each section's heading and fence, the note a partial section
+carries, its caption and skip lines, and the "Not included" list (`reserve` keeps room for
+it; `not_included` fits it to that room).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from bot.context.models import Omitted, Section, SectionKind
@@ -26,13 +34,18 @@ from bot.context.prose import (
     fence_title,
     fence_untrusted,
     section_heading,
+    show_bidi,
 )
-from bot.tokens import TokenEstimator
+from bot.tokens import KINDS, TokenEstimator
 
 CHUNK_LINES = 25
 MIN_SHARE = 200  # tokens: below this a share shows too little to be worth a heading
 # Room for a fence longer than three backticks (text that itself holds backtick runs).
 FENCE_SLACK = 8
+SKIP_LINE = "\u22ee\n"  # "⋮": lines skipped between two runs of a numbered excerpt
+CAPTION_LABELS = 4  # what a run holds, said in at most this many labels
+
+Lines = list[tuple[int, int]]  # inclusive runs of line numbers: [(first, last), ...]
 
 
 @dataclass
@@ -49,11 +62,16 @@ class Item:
     # ...or, where given (>= 0), chunk i needs that chunk taken first (the run of a file one
     # step nearer to the change, so that the rest of a file comes nearest first)
     needs: list[int] = field(default_factory=list)
-    # Per chunk, the caption to show before it unless it directly continues the chunk shown
-    # before it (a file sent in parts says where each part starts); empty: none needed.
-    gaps: list[str] = field(default_factory=list)
-    joined: list[bool] = field(default_factory=list)  # chunk i continues chunk i-1's lines
     lead: str = ""  # text shown before whatever is taken (a diff's file header), charged once
+    # Per chunk, the head-side lines it shows as (first, last), in line order along the
+    # chunks; None: no head line (a hunk header, removed lines only). Empty: none at all
+    # (the description, a directory listing).
+    shows: list[tuple[int, int] | None] = field(default_factory=list)
+    # A numbered excerpt of a file: per chunk, what its lines hold ("function f"; "": nothing
+    # to say). Given, the text taken starts with a caption listing its runs (see the module
+    # docstring), and `file_lines` (the file's length) tells a run that is the whole file.
+    labels: list[str] = field(default_factory=list)
+    file_lines: int = 0
     # Estimated once per item, whatever is packed how often (the builder packs twice).
     _costs: list[int] | None = field(default=None, init=False, repr=False, compare=False)
     _overhead: int | None = field(default=None, init=False, repr=False, compare=False)
@@ -93,12 +111,22 @@ class Packer:
             units = item.units or sum(c.count("\n") for c in item.chunks)
             note = self.estimate(_note(item, units, units if item.unit == "hunks" else 0))
             item._overhead = self.frame(item) + note + self.estimate(item.lead)
+            if item.labels:  # the caption's own words, and a run that is the whole file
+                bare = f"@@ lines  of {show_bidi(item.path or '')} @@\n (whole file)"
+                item._overhead += self._at_most(len(bare))
         return item._overhead
 
     def costs(self, item: Item) -> list[int]:
-        """Each chunk's tokens."""
+        """Each chunk's tokens; a numbered excerpt's chunk with the most its part of the
+        caption and a skip line before it can cost (their sum bounds what is written)."""
         if item._costs is None:
             item._costs = [self.estimate(c) for c in item.chunks]
+            if item.labels:
+                for i, shown in enumerate(item.shows):
+                    first, last = shown or (0, 0)
+                    label = item.labels[i] if i < len(item.labels) else ""
+                    piece = f", {first}-{last} ({label}; ...)"
+                    item._costs[i] += self._at_most(len(piece)) + self._at_most(len(SKIP_LINE))
         return item._costs
 
     def reserve(self, tokens: int) -> int:
@@ -133,6 +161,11 @@ class Packer:
             t.cost += cost
             self.left -= cost
 
+    def _at_most(self, chars: int) -> int:
+        """Tokens `chars` characters cost at most, whatever kind of text they turn out to be
+        part of (a caption's parts are charged apart, before the caption is written)."""
+        return max(self.estimator.estimate_chars(chars, kind) for kind in KINDS)
+
     # -- value packing ----------------------------------------------------------------------
 
     def by_value(self, items: Sequence[Item], *, caps: Mapping[str, int] | None = None) -> None:
@@ -156,9 +189,6 @@ class Packer:
             if needed is not None and needed not in t.picked:
                 continue  # what it continues did not fit: it cannot come alone
             cost = self.costs(item)[i] + (0 if t.picked else self.overhead(item))
-            caption = _caption(item, i, t.picked)
-            if caption:
-                cost += self.estimate(caption)
             cap = caps.get(item.kind)
             if cost > self.left or (cap is not None and spent.get(item.kind, 0) + cost > cap):
                 continue
@@ -184,10 +214,13 @@ class Packer:
             )
             return
         parts: list[str] = [item.lead] if item.lead else []
+        skips: set[int] = set()
+        if item.labels:
+            caption, skips = excerpt_caption(item, picked)
+            parts.append(caption)
         for i in sorted(picked):
-            caption = _caption(item, i, picked)
-            if caption:
-                parts.append(caption)
+            if i in skips:
+                parts.append(SKIP_LINE)
             parts.append(item.chunks[i])
         text = "".join(parts)
         shown = _units(item, sorted(picked))
@@ -205,8 +238,16 @@ class Packer:
                 )
             )
         tokens = self.estimate(text) + self.frame(item)
+        lines = merged(r for i in picked if (r := _shows(item, i)) is not None)
         self.sections.append(
-            Section(kind=item.kind, path=item.path, why=item.why, text=text, tokens=tokens)
+            Section(
+                kind=item.kind,
+                path=item.path,
+                why=item.why,
+                text=text,
+                tokens=tokens,
+                lines={item.path: lines} if item.path and lines else {},
+            )
         )
 
 
@@ -226,12 +267,52 @@ def _value(item: Item, i: int) -> float:
     return item.values[i] if i < len(item.values) else 0.0
 
 
-def _caption(item: Item, i: int, picked: set[int]) -> str:
-    """The caption chunk `i` needs: none when it continues the chunk shown before it."""
-    if i >= len(item.gaps) or not item.gaps[i]:
-        return ""
-    continues = i > 0 and i < len(item.joined) and item.joined[i] and (i - 1) in picked
-    return "" if continues else item.gaps[i]
+def _shows(item: Item, i: int) -> tuple[int, int] | None:
+    return item.shows[i] if i < len(item.shows) else None
+
+
+def merged(ranges: Iterable[tuple[int, int]]) -> Lines:
+    """Inclusive line ranges joined where they overlap or touch, in order."""
+    out: Lines = []
+    for first, last in sorted(ranges):
+        if out and first <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], last))
+        else:
+            out.append((first, last))
+    return out
+
+
+def excerpt_caption(item: Item, picked: Iterable[int]) -> tuple[str, set[int]]:
+    """The caption of a numbered excerpt showing chunks `picked`, and the chunks a skip line
+    (`⋮`) goes before: `@@ lines 12-40 (function f; class C), 88-90 of app/x.py @@`.
+    Each run is adjacent chunks, with what they hold (their labels, each a "; "-separated
+    list, said once each, at most `CAPTION_LABELS`); a run of all the file's lines is
+    `(whole file)`."""
+    runs: list[tuple[int, int, list[str]]] = []
+    skips: set[int] = set()
+    for i in sorted(picked):
+        shown = _shows(item, i)
+        if shown is None:
+            continue
+        label = item.labels[i] if i < len(item.labels) else ""
+        if runs and shown[0] == runs[-1][1] + 1:
+            first, _, labels = runs[-1]
+            runs[-1] = (first, shown[1], labels)
+        else:
+            if runs:
+                skips.add(i)
+            labels = []
+            runs.append((shown[0], shown[1], labels))
+        labels += [a for a in label.split("; ") if a and a not in labels]
+    pieces = []
+    for first, last, labels in runs:
+        if first == 1 and last == item.file_lines:
+            labels = ["whole file"]
+        more = "; ..." if len(labels) > CAPTION_LABELS else ""
+        what = f" ({'; '.join(labels[:CAPTION_LABELS])}{more})" if labels else ""
+        pieces.append(f"{first}-{last}{what}")
+    path = " ".join(show_bidi(item.path or "").split())
+    return f"@@ lines {', '.join(pieces)} of {path} @@\n", skips
 
 
 def _needs(item: Item, i: int) -> int | None:

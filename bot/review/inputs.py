@@ -9,7 +9,7 @@ import re
 from bot.context.models import BuiltContext
 from bot.context.prose import clean_untrusted
 from bot.context.summary import describe_signals
-from bot.council.prompts import ContextSection
+from bot.council.prompts import ContextSection, render_context
 from bot.council.scoring import ReviewSignals
 from bot.council.words import REVIEW_QUESTION_WORDS as _STOP
 from bot.providers import ProviderRegistry
@@ -82,6 +82,14 @@ def council_inputs(
     )
     omitted = [f"{o.path}: {o.reason}" for o in built.omitted]
     return sections, signals, omitted
+
+
+def seats_context(built: BuiltContext) -> str:
+    """The context block every seat reads, as `prepare_review` (bot/review/assemble.py)
+    renders it for a review with nothing added to it (no findings still open): for
+    `council context --show`."""
+    sections, _, omitted = council_inputs(built, DEFAULT_TOPIC)
+    return render_context(built.title, sections, omitted)
 
 
 def context_budget(settings: Settings, models: list[str], wanted: int | None = None) -> int:

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bot.cli import app
+from tests.support.cli import run_council
 
 COUNCIL = str(Path(sys.executable).with_name("council"))
 TOKEN = "ghp_" + "Ab1" * 12
@@ -118,4 +119,40 @@ def test_base_and_diff_together_is_a_usage_error(
 ) -> None:
     monkeypatch.chdir(repo)
     done = CliRunner().invoke(app, ["context", "--base", "main", "--diff", "-"])
+    assert done.exit_code == 2 and "not both" in done.output
+
+
+def test_context_json_says_which_lines_each_section_shows(repo: Path) -> None:
+    done = council(repo, "--base", "main", "--budget-tokens", "20000", "--json")
+    assert done.returncode == 0, done.stderr
+    lines = {(s["kind"], s["path"]): s["lines"] for s in json.loads(done.stdout)["sections"]}
+    assert lines[("description", None)] == []
+    assert lines[("diff", "app/auth.py")] == [[1, 9]]  # its added and context lines
+    assert lines[("related", "app/store.py")] == [[1, 2]]  # short: whole
+    # A test's import of the function the change is in is kept; its other head lines not.
+    assert lines[("test", "tests/test_auth.py")] == [[1, 1], [4, 5]]
+    assert lines[("guidance", "README.md")] == [[1, 1]]
+
+
+def test_context_show_prints_what_the_seats_read(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    shown = in_process(repo, monkeypatch, "--base", "main", "--budget-tokens", "20000", "--show")
+    review = run_council(
+        None, repo, "review", "--base", "main", "--budget-tokens", "20000", "--dry-run", "--json",
+        env_dir=tmp_path,
+    )  # fmt: skip
+    assert review.returncode == 0, review.stderr
+    assert shown == json.loads(review.stdout)["context"]["text"] + "\n"
+    assert "@@ lines 1-2 (whole file) of app/store.py @@\n   1   def check(user, password):" in (
+        shown
+    )
+    assert TOKEN not in shown
+
+
+def test_show_and_json_together_is_a_usage_error(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo)
+    done = CliRunner().invoke(app, ["context", "--show", "--json"])
     assert done.exit_code == 2 and "not both" in done.output

@@ -80,8 +80,8 @@ def test_the_gutter_is_explained_once_in_the_first_diff_heading() -> None:
     diffs = [s for s in built.sections if s.kind == "diff"]
     assert len(diffs) == 2
     legend = (
-        "; gutter: the new-side line number of + and context lines (cite these), "
-        "the old-side number of - lines"
+        "; gutter: the new-side line number of + and context lines and of every line of the "
+        "other sections' files (cite these), the old-side number of - lines"
     )
     assert diffs[0].why.endswith(legend)
     assert legend not in diffs[1].why  # said once: not a hundred times on a large PR

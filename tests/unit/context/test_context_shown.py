@@ -1,33 +1,34 @@
-"""Reading back which head lines a packed context shows (what bench/coverage.py counts)."""
+"""Which head lines a packed context shows (what bench/context_precision.py and
+bot/evaluate/coverage.py count): the sections' own `lines`, never read back from text."""
 
 from __future__ import annotations
 
 from bot.context.models import Section
-from bot.context.shown import shown_lines
+from bot.context.shown import shown_lines, shown_ranges
 
 
-def section(kind: str, path: str, text: str) -> Section:
-    return Section(kind=kind, path=path, why="", text=text, tokens=1)
+def section(
+    kind: str, path: str | None, text: str, lines: dict[str, list[tuple[int, int]]]
+) -> Section:
+    return Section(kind=kind, path=path, why="", text=text, tokens=1, lines=lines)
 
 
-def test_diff_lines_count_on_the_new_side_only() -> None:
-    text = (
-        "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -9,4 +9,4 @@\n"
-        "   9   keep\n  10 - gone\n  10 + added\n  11\n  12   last\n"
-    )
-    assert shown_lines([section("diff", "m.py", text)]) == {"m.py": {9, 10, 11, 12}}
+def test_the_lines_are_the_sections_own_runs_joined_per_path() -> None:
+    sections = [
+        section("diff", "m.py", "whatever the text says", {"m.py": [(9, 12)]}),
+        section("code", "m.py", "", {"m.py": [(1, 3), (13, 14)]}),
+        section("related", "r.py", "", {"r.py": [(40, 41), (90, 90)]}),
+    ]
+    assert shown_lines(sections) == {"m.py": {1, 2, 3, 9, 10, 11, 12, 13, 14}, "r.py": {40, 41, 90}}
+    assert shown_ranges(sections) == {"m.py": [(1, 3), (9, 14)], "r.py": [(40, 41), (90, 90)]}
 
 
-def test_code_runs_start_at_their_captions_and_stop_at_notes() -> None:
-    text = (
-        "@@ lines 40-41 at head: def f @@\nline forty\nline forty-one\n"
-        "@@ lines 90-90 at head: the rest of the file @@\nninety\n"
-        "[... 12 more lines not included: over the token budget]\n"
-    )
-    assert shown_lines([section("code", "m.py", text)]) == {"m.py": {40, 41, 90}}
-
-
-def test_a_file_from_its_top_counts_from_line_one() -> None:
-    text = "one\ntwo\nthree\n[... 5 more lines not included: over the token budget]\n"
-    shown = shown_lines([section("related", "r.py", text), section("diff", "m.py", "x\n")])
-    assert shown == {"r.py": {1, 2, 3}}  # a diff with no gutter shows no numbered line
+def test_text_that_looks_numbered_counts_for_nothing() -> None:
+    """The old read-back counted a related file's lines 1, 2, 3 from its text; a section
+    that shows no file line (the description, a listing) is absent, whatever its text."""
+    numbered = "@@ lines 1-3 of r.py @@\n   1   one\n   2   two\n   3   three\n"
+    sections = [
+        section("description", None, numbered, {}),
+        section("related", "docs/", "docs/a.md\n", {}),
+    ]
+    assert shown_lines(sections) == {}

@@ -8,9 +8,9 @@ import difflib
 import re
 
 from bot.context import BuiltContext, PullRequestMeta, build_context
-from bot.context.build import hunk_value
 from bot.context.diff import parse_diff
 from bot.context.pack import frame_text, title_text
+from bot.context.sections import hunk_value
 from bot.context.shown import shown_lines
 from bot.council.prompts import ContextSection, render_context
 from bot.tokens import TokenEstimator
