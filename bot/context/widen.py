@@ -90,6 +90,11 @@ def _parser(grammar: str) -> Parser:
     return Parser(Language(getattr(importlib.import_module(module), function)()))
 
 
+def parser_for(grammar: str) -> Parser:
+    """The (shared) parser of a grammar `grammar_for` names."""
+    return _parser(grammar)
+
+
 def widen(
     path: str,
     language: str | None,
