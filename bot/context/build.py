@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from bot.context.bysymbol import symbol_context
 from bot.context.classify import exclusion, glob_match, is_test_path, language_of
 from bot.context.diff import Hunk, ParsedFile, decode_diff, iter_diff, parse_diff
 from bot.context.imports import imports_of
@@ -67,6 +68,9 @@ NOT_INCLUDED_SHARE = 0.03  # kept for the "Not included" list
 NOT_INCLUDED_MIN = 100  # tokens
 NOT_INCLUDED_SLACK = 8  # tokens: the second packing's list may differ a little
 MATERIAL_FACTOR = 4  # budgets of diff, in rank order, chunked and valued at most
+TESTS_VALUE = 15.0  # a changed file's tests, when the symbol analysis ran
+SHORT_IMPORT = 30  # lines: an imported file the analysis did not reach is sent this short
+REST_VALUE = 8.0  # what the changed files import that the analysis did not reach
 EXTEND_WHEN = 0.6  # hunks get more lines of the head when the diff takes at most this share
 # What a chunk is worth: bot/context/sections.py; here, how a file's rank weighs on it.
 RANK_DECAY = 0.98
@@ -167,16 +171,44 @@ async def build_context(
             )
             for f in sendable
         ]
-    items: list[Item] = diffs + [
-        i for f in sendable if (i := code_item(f, heads, weights[f.path], extend)) is not None
-    ]
+    # Context by symbol: the changed symbols, what they use, who uses them (one item per
+    # file); the generic related files only where it did not run.
+    # The tests of the changed files stay `discover`'s (found by name, shown where they
+    # meet the change's names); the analysis brings the rest.
+    tests_of = {r.path for r in related if r.kind == "test" and r.why.startswith("tests ")}
+    by_symbol = await symbol_context(
+        sendable,
+        heads,
+        _changed_lines(files),
+        visible,
+        read_file,
+        reader,
+        weights,
+        extend,
+        skip=tests_of,
+    )
+    items: list[Item] = list(diffs)
+    if by_symbol.ran:
+        items += by_symbol.items
+        # Of `discover`: the changed files' tests, and what they import that the analysis
+        # did not reach (last); not their importers (the references are).
+        related = [
+            r
+            for r in related
+            if r.path not in by_symbol.covered
+            and (r.path in tests_of or _short_import(r, texts.get(r.path)))
+        ]
+    else:
+        items += [
+            i for f in sendable if (i := code_item(f, heads, weights[f.path], extend)) is not None
+        ]
     # Related files are shown where they meet the change's names, never from their top.
     names = names_of_change(sendable, heads)
     items += named_items(named, named_texts, visible, names)
     items += [
         i
         for n, r in enumerate(r for r in related if texts.get(r.path))
-        if (i := file_item(r, texts[r.path], RELATED_VALUE * RELATED_DECAY**n, names))
+        if (i := file_item(r, texts[r.path], _related_value(r, by_symbol.ran, n), names))
     ]
     words = change_words([f.path for f in files])
     items += [
@@ -195,7 +227,9 @@ async def build_context(
         usable - estimator.estimate(title_text(title)),
         _description(meta, redactor),
         items,
-        _listed_not_sent(ranked, considered + unconsidered) + unconsidered_omitted(unconsidered),
+        _listed_not_sent(ranked, considered + unconsidered)
+        + unconsidered_omitted(unconsidered)
+        + by_symbol.omitted,
         unread,
     )
     # The "Not included" list is charged: a first packing keeps a share for it; a second
@@ -618,6 +652,20 @@ def _with_legend(sections: list[Section], legend: int) -> list[Section]:
             first = section.model_copy(update={"why": why, "tokens": section.tokens + legend})
             return [*sections[:n], first, *sections[n + 1 :]]
     return sections
+
+
+def _short_import(related: Related, text: str | None) -> bool:
+    """A file a changed file imports, short enough to be sent whole."""
+    lines = text.count("\n") + 1 if text else SHORT_IMPORT + 1
+    return related.why.startswith("imported by ") and lines <= SHORT_IMPORT
+
+
+def _related_value(related: Related, by_symbol: bool, rank: int) -> float:
+    """`discover`'s files by rank; after the symbol analysis, its tests, then the rest."""
+    if not by_symbol:
+        return RELATED_VALUE * RELATED_DECAY**rank
+    value = TESTS_VALUE if related.kind == "test" else REST_VALUE
+    return value * RELATED_DECAY**rank
 
 
 def _diff_why(info: ChangedFile) -> str:

@@ -59,9 +59,11 @@ PY_REPO = {
 async def test_python_imports_both_ways_tests_and_guidance() -> None:
     built = await build(PY_REPO, diff_of("pkg/service.py", PY_BEFORE, PY_AFTER))
     found = why(built)
-    assert found["pkg/util.py"] == ("related", "imported by pkg/service.py")
-    assert found["pkg/models.py"] == ("related", "imported by pkg/service.py")  # relative
-    assert found["pkg/api.py"] == ("related", "imports pkg/service.py")
+    # What the changed `run` uses, and who calls it (bot/context/bysymbol.py).
+    assert found["pkg/util.py"] == ("related", "called by the changed `run`")
+    # Imported (relative), short, and not reached by the analysis: still sent, last.
+    assert found["pkg/models.py"] == ("related", "imported by pkg/service.py")
+    assert found["pkg/api.py"] == ("related", "calls the changed `run`")
     assert found["tests/test_service.py"][0] == "test"
     assert "pkg/other.py" not in found and "tests/test_other.py" not in found
     guidance = [s.path for s in built.sections if s.kind == "guidance"]
@@ -93,9 +95,8 @@ JS_REPO = {
 async def test_javascript_and_typescript_imports_both_ways() -> None:
     built = await build(JS_REPO, diff_of("src/app.ts", JS_BEFORE, JS_AFTER))
     found = why(built)
-    assert found["src/util.ts"] == ("related", "imported by src/app.ts")
-    assert found["src/index.js"] == ("related", "imports src/app.ts")
-    assert found["src/page.tsx"] == ("related", "imports src/app.ts")
+    assert found["src/util.ts"] == ("related", "called by the changed `run`")
+    assert found["src/page.tsx"][0] == "related" and "`run`" in found["src/page.tsx"][1]
     assert found["src/app.test.ts"][0] == "test"
     assert "src/unrelated.ts" not in found
 
@@ -115,8 +116,8 @@ GO_REPO = {
 async def test_go_imports_both_ways_and_tests() -> None:
     built = await build(GO_REPO, diff_of("api/api.go", GO_BEFORE, GO_AFTER))
     found = why(built)
-    assert found["store/store.go"] == ("related", "imported by api/api.go")
-    assert found["cmd/main.go"] == ("related", "imports api/api.go")
+    assert found["store/store.go"] == ("related", "called by the changed `Get`")
+    assert found["cmd/main.go"] == ("related", "calls the changed `Get`")
     assert found["api/api_test.go"] == ("test", "tests api/api.go")
     assert "other/other.go" not in found
 

@@ -185,20 +185,24 @@ def test_every_kind_of_section_is_there_and_numbered() -> None:
     assert set(by) >= {
         ("description", None),
         ("diff", "pkg/service.py"),
-        ("code", "pkg/service.py"),
         ("related", "config/settings.json"),  # named in the change
-        ("related", "pkg/util.py"),  # imported by it
-        ("related", "pkg/api.py"),  # imports it
+        ("related", "pkg/util.py"),  # defines what the changed `compute` calls
+        ("related", "pkg/api.py"),  # calls the changed `compute`
         ("test", "tests/test_service.py"),
         ("guidance", "README.md"),
     }
     assert by[("related", "config/settings.json")].why == "named in pkg/service.py"
     named = by[("related", "config/settings.json")].text.split("\n")
     assert named[:2] == ["@@ lines 1-4 (whole file) of config/settings.json @@", "   1   {"]
-    # The rest of the changed file: one caption for the runs it shows, around the diff's.
-    code = by[("code", "pkg/service.py")].text.split("\n")
-    assert code[0] == "@@ lines 1-151, 166-312 of pkg/service.py @@"
-    assert code[151:154] == [" 151   def before_29(order):", "\u22ee", " 166"]
+    # The changed `compute` is all in the diff: nothing else of its file is sent (the 60
+    # other functions of the file are not about the change).
+    assert ("code", "pkg/service.py") not in by
+    api = by[("related", "pkg/api.py")]
+    assert api.why == "calls the changed `compute`"
+    assert api.text.split("\n")[:2] == [
+        "@@ lines 1-5 (whole file) of pkg/api.py @@",
+        "   1   from pkg.service import compute",
+    ]
 
 
 def test_a_related_files_licence_and_imports_are_not_sent() -> None:
@@ -212,7 +216,10 @@ def test_a_related_files_licence_and_imports_are_not_sent() -> None:
     # What it shows is where the change's name is defined, said in the caption.
     definition = UTIL.split("\n").index("def normalise_total(items):") + 1
     assert definition in shown
-    assert "defines normalise_total" in util.text.split("\n", 1)[0]
+    assert util.text.split("\n", 1)[0] == (
+        "@@ lines 99-101 (function `normalise_total`, lines 99-101, called by the changed "
+        "`compute`) of pkg/util.py @@"
+    )
     assert len(shown) < 40  # not the whole file: 110 lines past its head
 
 
