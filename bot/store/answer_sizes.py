@@ -15,6 +15,7 @@ instance of a `Database`, so the cache lasts as long as the process's handle on 
 
 from __future__ import annotations
 
+import asyncio
 import time
 import weakref
 from collections import deque
@@ -114,7 +115,9 @@ class StoreAnswerSizes:
         return percentile_95(await self.sizes(model))
 
     async def record(self, model: str, output_tokens: int) -> None:
-        await record_answer_size(self._db, model, output_tokens)
+        # Shielded: a review cancelled mid-write must not leave SQLite's write lock held
+        # by a transaction nobody finishes (the cancel's own status write waits on it).
+        await asyncio.shield(record_answer_size(self._db, model, output_tokens))
         cached = self._cached.get(model)
         if cached is not None:
             cached.sizes.append(output_tokens)

@@ -122,7 +122,7 @@ async def review(gh: FakeGitHub, app: object, comment: str) -> list[RecordedCall
     return list(gh.calls[start:])
 
 
-async def test_a_thirty_file_review_stays_within_the_budget_and_reads_importers(
+async def test_a_thirty_file_review_stays_within_the_budget_and_reads_by_symbol(
     tmp_path: Path, models: FakeModelServer, fake_github: FakeGitHub
 ) -> None:
     gh = fake_github
@@ -150,8 +150,10 @@ async def test_a_thirty_file_review_stays_within_the_budget_and_reads_importers(
     assert len(budgeted) <= BUDGET, summary(first)
     assert not [c for c in first if "/contents/" in c.path and "council" not in c.path]
     system = "\n".join(call.request.system_text for call in models_first)
-    # The council got the importers' contents (related files), not just their names.
-    assert "IMPORTER_" in system and "_MARK = mod" in system
+    # Context by symbol: the changed functions and the definitions they call; the 270
+    # importers use only the unchanged `step` functions, so none of them is sent.
+    assert "def extra0(x):" in system and "def step0(x):" in system
+    assert "IMPORTER_" not in system
 
     # The same head again: every blob comes from the cache, no archive, no blob read.
     content = [
