@@ -48,7 +48,7 @@ from bot.github.publish import (
 from bot.metrics import OUTCOMES
 from bot.queue.checkrun import CheckRunLifecycle
 from bot.queue.deps import WorkerDeps
-from bot.queue.failures import explain_failure
+from bot.queue.failures import explain_failure, missing_permission
 from bot.queue.inline_step import InlineRequest, inline_step
 from bot.queue.jobcontext import JobContext
 from bot.queue.links import transcript_url
@@ -81,11 +81,6 @@ COMMENT_MIN_CHARS = 1_000  # GitHub refusing less than this is not about length
 # the comment get this long each before the check run is completed without them.
 INLINE_WAIT_S = 15.0
 COMMENT_WAIT_S = 25.0
-MISSING_PERMISSION = (
-    "The App's installation lacks the permission to comment on pull requests (Issues: "
-    "write, or Pull requests: write): an owner of the installation grants it in the "
-    "App's settings (deploy/app.yml lists what the App needs), then comments /council."
-)
 
 
 class PendingPublication(BaseModel):
@@ -303,7 +298,8 @@ def _missing_comment_note(error: GitHubError, delay: float | None) -> str:
     if delay is None:
         return (
             f"**The advisory comment could not be posted:** GitHub refused it "
-            f"({_why(error)}). {MISSING_PERMISSION} The verdict on this check run stands."
+            f"({_why(error)}): {missing_permission(error)}, then comments /council. The "
+            "verdict on this check run stands."
         )
     return (
         f"**The advisory comment is not on the pull request yet:** {_why(error)}. It is "
@@ -460,7 +456,9 @@ async def _give_up(
         + explain_failure(error, delivery_id=record.key)
     )
     if _permanent(error):
-        reason = f"GitHub refused the advisory comment ({_why(error)}). {MISSING_PERMISSION}"
+        reason = (
+            f"GitHub refused the advisory comment ({_why(error)}): {missing_permission(error)}."
+        )
     carried = pending.check_completed
     if not carried and record.check_run_id is not None:
         try:
