@@ -17,6 +17,7 @@ from bot.context.models import (
     Section,
     Signals,
 )
+from bot.context.nameindex import FactsCache, Indexing, MemoryFactsCache
 from bot.context.prose import clean_untrusted
 
 __all__ = [
@@ -25,7 +26,10 @@ __all__ = [
     "ChangedFile",
     "CodeLocation",
     "DependencyChange",
+    "FactsCache",
     "GuidanceSource",
+    "Indexing",
+    "MemoryFactsCache",
     "Omitted",
     "PullRequestMeta",
     "ReadFile",

@@ -29,6 +29,7 @@ from bot.context.models import (
     ReadFile,
     Section,
 )
+from bot.context.nameindex import Indexing
 from bot.context.pack import (
     Item,
     Packer,
@@ -64,6 +65,8 @@ DEFAULT_BUDGET = 60_000
 MAX_HEAD_READS = 300
 DESCRIPTION_SHARE = 0.1  # of the usable budget, at most
 GUIDANCE_SHARE = 0.15  # of the usable budget, at most, for README, CONTRIBUTING, ADRs...
+GUIDANCE_RATIO = 0.2  # ...and of the rest of the material (tokens) at most
+GUIDANCE_FLOOR = 400  # tokens guidance may take however small the change
 NOT_INCLUDED_SHARE = 0.03  # kept for the "Not included" list
 NOT_INCLUDED_MIN = 100  # tokens
 NOT_INCLUDED_SLACK = 8  # tokens: the second packing's list may differ a little
@@ -100,11 +103,13 @@ async def build_context(
     ignore_globs: Sequence[str] = (),
     estimator: TokenEstimator | None = None,
     guidance_from: GuidanceSource | None = None,
+    indexing: Indexing | None = None,
 ) -> BuiltContext:
     """`read_file` reads the change's own tree (the head); the repository's guidance comes
     from `guidance_from` when given (a pull request's default branch: the PR's changes to
     README or AGENTS.md are reviewed in the diff, not obeyed as guidance), else from the
-    same tree as the change."""
+    same tree as the change. `indexing`: how the symbol analysis's name index reads the
+    tree (bot/context/nameindex.py `Indexing`: a blob cache, `git grep`, a bounded reader)."""
     estimator = estimator or default_estimator()
     redactor = Redactor()
     text = decode_diff(diff)
@@ -138,8 +143,13 @@ async def build_context(
     heads.update(_added_heads(sendable))
     # paths.ignore means "not this": not as related material either.
     visible = [p for p in repo_files if not _ignored(p, ignore_globs)]
-    related = await discover(sendable, heads, visible, reader)
-    texts = await reader.texts([r.path for r in related])
+    # Discovery reads many files to find a few (importers, tests): through the index's
+    # reader when the deployment gives one (no request a file past an archive's limit).
+    scan = (
+        reader if indexing is None or indexing.read is None else FileReader(indexing.read, redactor)
+    )
+    related = await discover(sendable, heads, visible, scan)
+    texts = await scan.texts([r.path for r in related])
     guides = _guides(guidance_from, visible, ignore_globs, [f.path for f in files])
     if guidance_from is None:
         # From the change's own tree, a changed guidance file is already there: its diff
@@ -186,6 +196,7 @@ async def build_context(
         weights,
         extend,
         skip=tests_of,
+        indexing=indexing,
     )
     items: list[Item] = list(diffs)
     if by_symbol.ran:
@@ -211,16 +222,23 @@ async def build_context(
         if (i := file_item(r, texts[r.path], _related_value(r, by_symbol.ran, n), names))
     ]
     words = change_words([f.path for f in files])
-    items += [
-        guide_item(r, guide_texts[r.path], words, n)
-        for n, r in enumerate(r for r in guides if guide_texts.get(r.path))
+    about = [r for r in guides if guide_texts.get(r.path)]
+    guide_items = [
+        guide_item(r, guide_texts[r.path], words, names.changed, n) for n, r in enumerate(about)
+    ]
+    items += [i for i in guide_items if i is not None]
+    off_topic = [
+        Omitted(path=r.path, reason="guidance: no section is about the changed areas")
+        for r, i in zip(about, guide_items, strict=True)
+        if i is None
     ]
     # The material is in the items now: the texts it came from go (memory follows what
     # is sent, not what was read).
     del sendable, heads, texts, guide_texts, named_texts
     reader.forget_all()
+    scan.forget_all()
     guide_reader.forget_all()
-    failures = {**reader.failures, **guide_reader.failures}
+    failures = {**scan.failures, **reader.failures, **guide_reader.failures}
     unread = [Omitted(path=p, reason=f"could not be read ({kind})") for p, kind in failures.items()]
     plan = _Plan(
         estimator,
@@ -229,7 +247,8 @@ async def build_context(
         items,
         _listed_not_sent(ranked, considered + unconsidered)
         + unconsidered_omitted(unconsidered)
-        + by_symbol.omitted,
+        + by_symbol.omitted
+        + off_topic,
         unread,
     )
     # The "Not included" list is charged: a first packing keeps a share for it; a second
@@ -274,10 +293,20 @@ class _Plan:
         packer.omitted += self.listed
         share = max(int(self.usable * DESCRIPTION_SHARE), 200)
         packer.tier(self.description, share=share)
-        packer.by_value(self.items, caps={"guidance": int(self.usable * GUIDANCE_SHARE)})
+        packer.by_value(self.items, caps={"guidance": self.guidance_cap(packer)})
         packer.omitted += self.unread
         omitted = not_included(packer.omitted, self.estimator, kept + packer.left)
         return _with_legend(packer.sections, legend), omitted, kept
+
+    def guidance_cap(self, packer: Packer) -> int:
+        """What guidance may take: a share of the rest of the material, so that a small
+        change is not read beside pages of README (at least `GUIDANCE_FLOOR` tokens), and
+        never more than `GUIDANCE_SHARE` of the budget."""
+        material = sum(
+            sum(packer.costs(i)) + packer.overhead(i) for i in self.items if i.kind != "guidance"
+        )
+        share = max(GUIDANCE_FLOOR, int(material * GUIDANCE_RATIO))
+        return min(share, int(self.usable * GUIDANCE_SHARE))
 
 
 def _listing_tokens(omitted: list[Omitted], estimator: TokenEstimator) -> int:

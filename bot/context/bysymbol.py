@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from bot.context.diff import ParsedFile
 from bot.context.models import Omitted, ReadFile, SectionKind
+from bot.context.nameindex import Indexing
 from bot.context.pack import Item
 from bot.context.related import FileReader
 from bot.context.sections import (
@@ -30,6 +31,7 @@ from bot.context.sections import (
 )
 from bot.context.symbolic import SymbolAnalysis, SymbolReferences, UsedDefinition
 from bot.context.symbols import CLASS_KINDS, ChangedSymbol, Definition
+from bot.context.widen import widen
 
 CHANGED_VALUE = 60.0  # a changed symbol's whole definition
 HUNK_VALUE = 50.0  # the few lines around a hunk outside any changed symbol
@@ -39,6 +41,7 @@ CALLER_TEST_VALUE = 18.0
 CALLER_OTHER_VALUE = 10.0  # configuration, documentation
 DECAY = 0.97  # each further definition or referencing file, in order
 AROUND_HUNK = 5  # lines kept on each side of a hunk outside its changed symbols
+AROUND_STATEMENT = 20  # ...and of the statement holding it, at most, either side
 SHORT_DEFINITION = 40  # lines: a used definition this short is shown whole
 SIGNATURE_NEXT = 8  # lines after a long definition's signature
 CALLER_LINES = 40  # lines shown at most per referencing file
@@ -83,11 +86,22 @@ async def symbol_context(
     extended: bool,
     *,
     skip: set[str] | frozenset[str] = frozenset(),
+    indexing: Indexing | None = None,
 ) -> SymbolContext:
     """The changed files' code items and the used and referencing files' items; `skip`:
-    files left to other items (the changed files' tests, found by name)."""
+    files left to other items (the changed files' tests, found by name); `indexing`: how
+    the name index reads the tree (bot/context/nameindex.py)."""
     runs = {p: r for p, r in changes.items() if p in heads and r}
-    analysis = SymbolAnalysis(repo_files, read_file, dict(heads), runs)
+    how = indexing or Indexing()
+    analysis = SymbolAnalysis(
+        repo_files,
+        how.read or read_file,
+        dict(heads),
+        runs,
+        blob_sha=how.blob_sha,
+        cache=how.cache,
+        grep=how.grep,
+    )
     code = [p for p in changed if p.path in runs and p.info.excluded is None]
     files: dict[str, _Ranges] = {}
     symbols: list[ChangedSymbol] = []
@@ -106,6 +120,9 @@ async def symbol_context(
         _add_references(files, refs)
         omitted += _bounds(refs)
     items = await _items(files, changed, heads, reader, weights, extended, skip)
+    note = how.unsearched() if how.unsearched is not None else None
+    if note:
+        omitted.append(Omitted(path="name index", reason=note))
     return SymbolContext(items, set(files) - set(skip), omitted, True)
 
 
@@ -251,8 +268,20 @@ def _code_item(
     for hunk in extend_hunks(parsed.hunks, lines if extended else None):
         in_diff.update(range(hunk.target_start, hunk.target_start + hunk.target_length))
     ranges = list(wanted.ranges)
+    symbols = [(r[0], r[1]) for r in wanted.ranges if r[2].startswith("changed")]
     for a, b in changes:
         ranges.append((a - AROUND_HUNK, b + AROUND_HUNK, "around the change", HUNK_VALUE * weight))
+    # A hunk in no changed symbol (a module-level table, a schema object, a config block):
+    # the statement that holds it, as the widener finds it, up to `AROUND_STATEMENT` lines
+    # on each side of the hunk.
+    loose = [(a, b) for a, b in changes if not any(f <= a and b <= t for f, t in symbols)]
+    for span in widen(parsed.path, parsed.info.language, text, loose) if loose else []:
+        near = [(a, b) for a, b in loose if span.start <= b and a <= span.end]
+        if not near:
+            continue  # a deletion past the file's end: the widener clamped it
+        first = max(span.start, min(a for a, _ in near) - AROUND_STATEMENT)
+        last = min(span.end, max(b for _, b in near) + AROUND_STATEMENT)
+        ranges.append((first, last, span.label, HUNK_VALUE * weight * 0.9))
     parts = _parts(ranges, len(lines), in_diff)
     if not parts:
         return None

@@ -144,6 +144,23 @@ class Lookup:
         return len(self.definitions) + self.unparsed
 
 
+@dataclass(frozen=True)
+class Indexing:
+    """How a deployment lets the index read its tree (all optional): `blob_sha` and `cache`
+    (what each blob yields, kept across reviews of the same repository: a worker's, beside
+    its blob cache), `grep` (a local checkout's `git grep` as the pass), `read` (the
+    reader for the pass and the parses, when reading every file through the builder's
+    reader would cost a request each: it answers None for a file it will not fetch), and
+    `unsearched` (after the analysis: a sentence on what the index could not read, for
+    the "Not included" list, or None)."""
+
+    blob_sha: Callable[[str], str | None] | None = None
+    cache: FactsCache | None = None
+    grep: Grep | None = None
+    read: ReadFile | None = None
+    unsearched: Callable[[], str | None] | None = None
+
+
 @dataclass
 class IndexStats:
     files: int = 0  # files the index covers

@@ -63,6 +63,9 @@ class Item:
     # step nearer to the change, so that the rest of a file comes nearest first)
     needs: list[int] = field(default_factory=list)
     lead: str = ""  # text shown before whatever is taken (a diff's file header), charged once
+    # Where `units` counts more than the chunks hold: what the rest is ("in sections not
+    # about the changed areas"); the notes say it apart from what the budget left out.
+    left_out: str = ""
     # Per chunk, the head-side lines it shows as (first, last), in line order along the
     # chunks; None: no head line (a hunk header, removed lines only). Empty: none at all
     # (the description, a directory listing).
@@ -83,6 +86,7 @@ class _Taken:
     count: int = 0  # chunks taken (prefix packing)
     cost: int = 0  # tokens charged, heading and note included
     picked: set[int] = field(default_factory=set)  # chunks taken (value packing)
+    capped: bool = False  # a chunk that the budget had room for was refused by its kind's cap
 
 
 def chunk_lines(lines: list[str], size: int = CHUNK_LINES) -> list[str]:
@@ -190,7 +194,10 @@ class Packer:
                 continue  # what it continues did not fit: it cannot come alone
             cost = self.costs(item)[i] + (0 if t.picked else self.overhead(item))
             cap = caps.get(item.kind)
-            if cost > self.left or (cap is not None and spent.get(item.kind, 0) + cost > cap):
+            if cost > self.left:
+                continue
+            if cap is not None and spent.get(item.kind, 0) + cost > cap:
+                t.capped = True
                 continue
             t.picked.add(i)
             t.cost += cost
@@ -209,7 +216,7 @@ class Packer:
             self.omitted.append(
                 Omitted(
                     path=item.path or item.kind,
-                    reason=f"{item.kind} ({item.why}): did not fit the budget ({size:,} tokens)",
+                    reason=f"{item.kind} ({item.why}): {_over(t, note=t.capped)} ({size:,} tokens)",
                 )
             )
             return
@@ -224,17 +231,23 @@ class Packer:
             parts.append(item.chunks[i])
         text = "".join(parts)
         shown = _units(item, sorted(picked))
-        if len(picked) < len(item.chunks):
+        if len(picked) < len(item.chunks) or shown < total:
             # Hunks begun but not finished (a long hunk cut after its first chunks).
             begun = sum(1 for i in picked if _needs(item, i) is None)
             partial = max(begun - shown, 0) if item.unit == "hunks" else 0
-            text += _note(item, total - shown, partial)
+            unoffered = total - _units(item, range(len(item.chunks)))  # never made chunks
+            text += _note(item, total - shown, partial, unoffered, _over(t, note=True))
             in_part = f" ({partial:,} shown in part)" if partial else ""
+            why = f"{_over(t)}{in_part}"
+            if unoffered:
+                unfit = total - shown - unoffered
+                why = f"not included: {unoffered:,} {item.left_out}" + (
+                    f", {unfit:,} {_over(t, note=True)}" if unfit else ""
+                )
             self.omitted.append(
                 Omitted(
                     path=item.path or item.kind,
-                    reason=f"{item.kind}: {total - shown:,} of {total:,} {item.unit} did not "
-                    f"fit the budget{in_part}",
+                    reason=f"{item.kind}: {total - shown:,} of {total:,} {item.unit} {why}",
                 )
             )
         tokens = self.estimate(text) + self.frame(item)
@@ -332,9 +345,21 @@ def _units(item: Item, picked: Sequence[int] | range) -> int:
     return sum(item.chunks[i].count("\n") for i in picked)
 
 
-def _note(item: Item, missing: int, partial: int = 0) -> str:
+def _over(t: _Taken, note: bool = False) -> str:
+    """Why chunks that were offered were not taken: the budget, or the cap on their kind."""
+    if t.capped:
+        share = f"over the share {t.item.kind} may take"
+        return share if note else f"not included: {share}"
+    return "over the token budget" if note else "did not fit the budget"
+
+
+def _note(item: Item, missing: int, partial: int = 0, unoffered: int = 0, over: str = "") -> str:
     in_part = f", {partial:,} of them shown in part" if partial else ""
-    return f"[... {missing:,} more {item.unit} not included{in_part}: over the token budget]\n"
+    why = over or "over the token budget"
+    if unoffered:
+        unfit = missing - unoffered
+        why = f"{unoffered:,} {item.left_out}" + (f", {unfit:,} {why}" if unfit else "")
+    return f"[... {missing:,} more {item.unit} not included{in_part}: {why}]\n"
 
 
 # --- the "Not included" list -------------------------------------------------------------

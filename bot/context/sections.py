@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from bot.context.classify import language_of
 from bot.context.diff import Hunk, ParsedFile
@@ -558,21 +559,44 @@ def change_words(paths: list[str]) -> set[str]:
     return words
 
 
-def guide_item(related: Related, text: str, words: set[str], rank: int) -> Item:
-    """A guidance document in parts (its Markdown sections, at most `CHUNK_LINES` lines
-    each, each captioned with its heading): the parts that mention what the change touches
-    first, then the rest from the top."""
+def guide_item(
+    related: Related, text: str, words: set[str], names: Set[str], rank: int
+) -> Item | None:
+    """The parts of a guidance document (its Markdown sections, at most `CHUNK_LINES` lines
+    each, each captioned with its heading) that are about the change: those that name one of
+    its symbols (`names`) or a word of its paths (`words`), the more such mentions the more
+    valuable; and, of agent instructions (AGENTS.md, CLAUDE.md, Copilot's), the opening part,
+    which states rules for any change. None when no part qualifies. Guidance counts as
+    neither definition nor reference: the builder caps what it may take in all."""
     lines = head_lines(text.removesuffix("\n") + "\n")
+    standing = PurePosixPath(related.path).name.upper() in _INSTRUCTIONS
     parts = []
     heading = ""
     for n, (first, last) in enumerate(markdown_sections(lines)):
         if lines[first - 1].startswith("#"):
             heading = " ".join(lines[first - 1].lstrip("#").split())[:60]
-        body = "\n".join(lines[first - 1 : last]).lower()
-        hits = sum(1 for w in words if w in body)
-        value = GUIDE_VALUE * (0.9**rank) * (0.97**n) * (2.0 if hits else 1.0)
+        body = "\n".join(lines[first - 1 : last])
+        hits = sum(1 for w in words if w in body.lower())
+        hits += 2 * sum(1 for name in _mentioned(body) if name in names)
+        if not hits and not (standing and n == 0):
+            continue
+        value = GUIDE_VALUE * (0.9**rank) * (0.97**n) * (1.0 + min(hits, 4) / 2)
         parts.append(Part(first, last, heading, value))
-    return numbered_item(related.kind, related.path, related.why, lines, parts)
+    if not parts:
+        return None
+    item = numbered_item(related.kind, related.path, related.why, lines, parts)
+    item.units = len(lines)
+    item.left_out = "in sections not about the changed areas"
+    return item
+
+
+_INSTRUCTIONS = frozenset({"AGENTS.MD", "CLAUDE.MD", "COPILOT-INSTRUCTIONS.MD"})
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+
+
+def _mentioned(text: str) -> set[str]:
+    """The identifier-like words of a text (four characters or more)."""
+    return set(_WORD.findall(text))
 
 
 def markdown_sections(lines: list[str]) -> list[tuple[int, int]]:

@@ -313,6 +313,8 @@ class Snapshot:
         self._workdir: tempfile.TemporaryDirectory[str] | None = None
         self._archive: asyncio.Task[dict[str, Path]] | None = None
         self._members: dict[str, Path] = {}
+        self.unindexed = 0  # files `read_indexed` declined: no archive, not cached
+        self._archive_problem = ""  # why there is no archive to read from, once known
 
     @classmethod
     async def open(
@@ -409,7 +411,41 @@ class Snapshot:
             await self.cache.put(entry.sha, data)
         return data
 
-    async def _fetch(self, entry: TreeEntry) -> bytes | None:
+    async def read_indexed(self, path: str) -> bytes | None:
+        """As `read`, for the name index's pass over the whole tree (bot/context/nameindex.py):
+        from the cache, an archive, or the single blob reads left before the archive, but
+        never one request a file past that. Without an archive (over `archive_max_bytes`, or
+        failed), a file not cached is not read: counted in `unindexed`."""
+        entry = self.entries.get(path)
+        if (
+            entry is None
+            or entry.mode == SYMLINK_MODE
+            or (entry.size is not None and entry.size > self.max_file_bytes)
+        ):
+            return None
+        data = await self.cache.get(entry.sha)
+        if data is not None:
+            GITHUB_BLOB_READS.labels("cache").inc()
+            return data
+        data = await self._fetch(entry, one_by_one=False)
+        if data is None:
+            self.unindexed += 1
+        else:
+            await self.cache.put(entry.sha, data)
+        return data
+
+    def index_note(self) -> str | None:
+        """What the name index could not read, for the "Not included" list; None: nothing."""
+        if not self.unindexed:
+            return None
+        why = self._archive_problem or "the archive of the head could not be read"
+        return (
+            f"{self.unindexed:,} files not searched for the change's names: {why}, and "
+            "past the first few no file is read one request at a time (definitions, callers "
+            "and tests in them may be missing)"
+        )
+
+    async def _fetch(self, entry: TreeEntry, *, one_by_one: bool = True) -> bytes | None:
         for snapshot in (self, *self.also):
             data = snapshot.local(entry.sha)
             if data is not None:
@@ -428,6 +464,8 @@ class Snapshot:
         if data is not None:
             GITHUB_BLOB_READS.labels("archive").inc()
             return data
+        if not one_by_one:
+            return None
         return await self._blob(entry)  # not in the archive (or no archive): one by one
 
     async def _blob(self, entry: TreeEntry) -> bytes | None:
@@ -444,6 +482,7 @@ class Snapshot:
         """The commit's tarball, streamed to disk and unpacked; {} when there is none to
         use (the reads go on one blob at a time)."""
         if self.archive_max_bytes <= 0:
+            self._archive_problem = "archives are turned off (COUNCIL_ARCHIVE_MAX_BYTES=0)"
             return {}
         self._workdir = tempfile.TemporaryDirectory(prefix="council-archive-")
         root = Path(self._workdir.name)
@@ -452,6 +491,7 @@ class Snapshot:
             fetched = await self._stream(archive)
         except (GitHubError, OSError) as error:
             log.warning("archive_unavailable", ref=self.ref, error=str(error))
+            self._archive_problem = "the archive of the head could not be downloaded"
             return {}
         if not fetched:
             return {}
@@ -477,10 +517,15 @@ class Snapshot:
                     size += len(chunk)
                     if size > self.archive_max_bytes:
                         log.warning("archive_too_large", ref=self.ref, limit=self.archive_max_bytes)
+                        self._archive_problem = (
+                            "the archive of the head is over COUNCIL_ARCHIVE_MAX_BYTES "
+                            f"({self.archive_max_bytes:,} bytes)"
+                        )
                         return False
                     out.write(chunk)
         except Exception as error:  # a connection lost mid-way: use what the blobs give
             log.warning("archive_unavailable", ref=self.ref, error=type(error).__name__)
+            self._archive_problem = "the archive of the head could not be downloaded"
             return False
         finally:
             await raw.aclose()

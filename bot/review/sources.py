@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Protocol
 from bot.context import (
     BuiltContext,
     GuidanceSource,
+    Indexing,
+    MemoryFactsCache,
     PullRequestMeta,
     build_context,
     clean_untrusted,
@@ -23,6 +25,11 @@ from bot.context.related import MAX_FILE_BYTES
 from bot.review.local import LocalChange, NothingToReview
 from bot.review.localrepo import build_local_context
 from bot.review.rereview import head_text_lines
+
+# What each blob of a repository yields to the name index (its words, definitions), by blob
+# SHA, for every review this process runs (a worker's next review of the same repository
+# reads and parses only the blobs it has not seen). Beside the blob cache, in memory.
+FACTS = MemoryFactsCache(max_bytes=64_000_000)
 
 if TYPE_CHECKING:  # githubkit is heavy; a local review never needs it
     from bot.council.scope import ReviewScope
@@ -171,6 +178,12 @@ class PullSource:
                     budget_tokens=budget_tokens,
                     ignore_globs=ignore_globs,
                     guidance_from=GuidanceSource(guide.files, guide.read, pull.default_branch),
+                    indexing=Indexing(
+                        blob_sha=lambda path: e.sha if (e := head.entries.get(path)) else None,
+                        cache=FACTS,
+                        read=head.read_indexed,
+                        unsearched=head.index_note,
+                    ),
                 )
         notes = []
         if head.truncated:

@@ -12,6 +12,7 @@ a review waits in the queue until the reset.
 from __future__ import annotations
 
 import difflib
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from prometheus_client import REGISTRY
 from bot.review.run import resumes
 from bot.store.db import Database
 from tests.support.council_answers import CouncilScript
+from tests.support.diffs import diff_of
 from tests.support.github_server import FakeGitHub, RecordedCall, app_keypair
 from tests.support.model_server import FakeModelServer
 from tests.support.service import (
@@ -286,3 +288,52 @@ async def test_at_the_default_the_review_stops_after_24_resets(
     assert run.conclusion == "failure"  # no verdict: the gate does not pass
     assert "stayed below 300 requests through 24 resets" in (run.summary or ""), run.summary
     assert not models.calls
+
+
+def caller(j: int) -> str:
+    return f"from pkg.core import settle\n\n\ndef use_{j}(x):\n    return settle(x) + {j}\n"
+
+
+async def test_over_the_archive_limit_the_name_index_reads_what_it_has_and_says_so(
+    tmp_path: Path, models: FakeModelServer, fake_github: FakeGitHub
+) -> None:
+    """The head's archive is over COUNCIL_ARCHIVE_MAX_BYTES: the name index does not read
+    the 300 files one request each. It searches what the blob cache and the few single
+    blob reads give, and the "Not included" list says how many files it did not search;
+    the review stays within the request budget."""
+    gh = fake_github
+    seed_github(gh, KEYS[1])
+    core_before = "def settle(x):\n    return x\n"
+    core_after = "def settle(x):\n    return round(x, 2)  # ARCHIVE_LIMIT_MARK\n"
+    base = {"README.md": "# Ledger\n", "pkg/__init__.py": "", "pkg/core.py": core_before}
+    base |= {f"pkg/caller{j}.py": caller(j) for j in range(300)}
+    gh.set_files(REPO, "main", base)
+    gh.add_pull(
+        REPO,
+        PR,
+        title="Round the settlement",
+        body="Settle to cents.",
+        head_sha="a1c4" + "9" * 36,
+        diff=diff_of("pkg/core.py", core_before, core_after, index=True),
+        files_at_head={**base, "pkg/core.py": core_after},
+        user=AUTHOR,
+        commits=("Round the settlement",),
+    )
+    models.default(CouncilScript().reply)
+    settings = app_settings(
+        tmp_path, models, gh, KEYS[0], check_update_interval_s=5.0, archive_max_bytes=2_000
+    )
+    async with running_app(settings) as app:
+        calls = await review(gh, app, "/council quick")
+
+    budgeted = [c for c in calls if not progress(c)]
+    assert len(budgeted) <= 20, summary(calls)
+    assert len([c for c in calls if "/git/blobs/" in c.path]) <= 4, summary(calls)
+    assert [c for c in calls if "/tarball/" in c.path]  # it tried the archive once
+    system = "\n".join(call.request.system_text for call in models.calls)
+    assert "ARCHIVE_LIMIT_MARK" in system  # the change itself is read
+    assert re.search(
+        r"name index: \d+ files not searched for the change's names: the archive of the head "
+        r"is over COUNCIL_ARCHIVE_MAX_BYTES \(2,000 bytes\)",
+        system,
+    ), system[-3000:]

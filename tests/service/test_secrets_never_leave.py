@@ -12,7 +12,6 @@ any of it, while the words around each of them must have arrived.
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 import secrets
@@ -27,6 +26,7 @@ import structlog
 
 from bot.logs import configure_logging
 from tests.support.council_answers import CouncilScript
+from tests.support.diffs import diff_of
 from tests.support.github_server import FakeGitHub, app_keypair
 from tests.support.model_server import FakeModelServer
 from tests.support.service import (
@@ -140,15 +140,9 @@ def plant() -> Planted:
         base_settings=base_settings,
         head_settings=head_settings,
         importer=f'from app import settings\n\n# RELATEDWORD\nKEY = "{s["gcp"].text}"\n',
-        readme=f"# READMEWORD Hello World\n\nDeploy with {s['slack'].text}\n",
+        # Guidance is sent where it is about the change: this one names its `settings`.
+        readme=f"# READMEWORD Hello World\n\nDeploy the settings with {s['slack'].text}\n",
     )
-
-
-def diff_of(path: str, before: str, after: str) -> str:
-    lines = difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
-    )
-    return f"diff --git a/{path} b/{path}\nindex 1111111..2222222 100644\n" + "".join(lines)
 
 
 def seed(gh: FakeGitHub, planted: Planted) -> None:
@@ -166,7 +160,7 @@ def seed(gh: FakeGitHub, planted: Planted) -> None:
         title=planted.title,
         body=planted.body,
         head_sha="cd" * 20,
-        diff=diff_of("app/settings.py", planted.base_settings, planted.head_settings),
+        diff=diff_of("app/settings.py", planted.base_settings, planted.head_settings, index=True),
         files_at_head={**base, "app/settings.py": planted.head_settings},
         user=AUTHOR,
         commits=planted.commits,

@@ -35,7 +35,7 @@ def repo(tmp_path: Path) -> Path:
     (root / "tests" / "test_auth.py").write_text(
         "from app.auth import login\n\n\ndef test_login():\n    assert not login('a', 'b')\n"
     )
-    (root / "README.md").write_text("# Shop\n")
+    (root / "README.md").write_text("# Shop: the auth service\n")  # about the change
     (root / "logo.png").write_bytes(b"\x89PNG\0\0")
     git(root, "init", "-q", "-b", "main")
     git(root, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")

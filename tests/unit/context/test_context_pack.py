@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import difflib
 import re
 
 from hypothesis import HealthCheck, given, settings
@@ -11,13 +10,7 @@ from hypothesis import strategies as st
 
 from bot.context import BuiltContext, PullRequestMeta, build_context
 from bot.tokens import TokenEstimator
-
-
-def diff_of(path: str, before: str, after: str) -> str:
-    lines = difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
-    )
-    return f"diff --git a/{path} b/{path}\n" + "".join(lines)
+from tests.support.diffs import diff_of
 
 
 def module(name: str, functions: int) -> str:
@@ -32,7 +25,7 @@ REPO = {
     "pkg/mid.py": module("mid", 40).replace("+ 5", "- 5"),
     "pkg/helper.py": module("helper", 30),
     "tests/test_small.py": "from pkg.small import small_1\n" + module("test", 20),
-    "README.md": "# Readme\n" + "Some words here.\n" * 200,
+    "README.md": "# Readme\n" + "Some words about pkg/small.py here.\n" * 200,
 }
 DIFF = "".join(
     diff_of(p, REPO[p].replace(a, b), REPO[p])
@@ -119,7 +112,8 @@ def test_one_huge_file_cannot_starve_the_rest() -> None:
 def test_what_did_not_fit_is_listed_by_path() -> None:
     built = build(2_500)
     reasons = {o.path: o.reason for o in built.omitted}
-    assert "did not fit" in reasons["README.md"]
+    assert reasons["README.md"].startswith("guidance: ")
+    assert reasons["README.md"].endswith("not included: over the share guidance may take")
     # The changed functions are all in their diffs: the rest of their files is not sent, so
     # not listed as left out either.
     assert "pkg/mid.py" not in reasons

@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
-
 import pytest
 
 from bot.context import PullRequestMeta, Signals, build_context
 from bot.context.models import DependencyChange
-
-
-def diff_of(path: str, before: str, after: str) -> str:
-    lines = difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
-    )
-    return f"diff --git a/{path} b/{path}\n" + "".join(lines)
+from tests.support.diffs import diff_of
 
 
 async def _absent(path: str) -> bytes | None:

@@ -152,10 +152,10 @@ def test_widened_code_nearest_the_change_comes_first() -> None:
         assert max(abs(n - 151) for n in shown) < 60
 
 
-def test_guidance_takes_at_most_its_share_and_its_relevant_part_first() -> None:
+def test_guidance_takes_at_most_its_share_and_only_its_relevant_parts() -> None:
     readme = "# Project\n" + "General words about the project.\n" * 300
     readme += "## Payments\nThe payments module must round half even.\n"
-    readme += "Filler line about other topics.\n" * 300
+    readme += "## Other\n" + "Filler line about other topics.\n" * 300
     source = "\n".join(functions("charge", 10)) + "\n"
     repo = {"README.md": readme, "payments/charge.py": source}
     budget = 6_000
@@ -163,14 +163,48 @@ def test_guidance_takes_at_most_its_share_and_its_relevant_part_first() -> None:
     (guide,) = [s for s in built.sections if s.kind == "guidance"]
     assert guide.tokens <= 0.15 * budget
     assert "round half even" in guide.text  # the section that names what the change touches
-    assert "more lines not included" in guide.text  # ...out of a README too long to send
-    assert "@@ lines " in guide.text  # a document sent in parts says where each part starts
+    assert "General words" not in guide.text and "Filler" not in guide.text  # ...only it
+    assert guide.lines == {"README.md": [(302, 303)]}
+    assert "@@ lines 302-303 (Payments) of README.md @@" in guide.text
+    assert "[... 602 more lines not included: 602 in sections not about the changed areas]" in (
+        guide.text
+    )
+    reasons = {o.path: o.reason for o in built.omitted}
+    assert reasons["README.md"] == (
+        "guidance: 602 of 604 lines not included: 602 in sections not about the changed areas"
+    )
     irrelevant = readme.replace("## Payments\nThe payments module", "## Rounding\nThe module")
     other = build(
         {**repo, "README.md": irrelevant}, diff_of("payments/charge.py", "", source), budget
     )
-    (plain,) = [s for s in other.sections if s.kind == "guidance"]
-    assert "round half even" not in plain.text  # the value came from naming what changed
+    assert not [s for s in other.sections if s.kind == "guidance"]  # nothing names the change
+    reasons = {o.path: o.reason for o in other.omitted}
+    assert reasons["README.md"] == "guidance: no section is about the changed areas"
+
+
+def test_guidance_is_capped_by_the_change_it_accompanies() -> None:
+    """A small change is not read beside pages of guidance: what guidance takes is bounded
+    by a fifth of the rest of the material (at least 400 tokens), not by the budget."""
+    readme = "".join(
+        f"## Charge {n}\nThe charge module rounds half even, rule {n}.\n" + "More on it.\n" * 20
+        for n in range(40)
+    )
+    source = "\n".join(functions("charge", 3)) + "\n"
+    repo = {"README.md": readme, "payments/charge.py": source}
+    estimator = TokenEstimator()
+    built = build(repo, diff_of("payments/charge.py", "", source), 60_000, estimator)
+    (guide,) = [s for s in built.sections if s.kind == "guidance"]
+    rest = sum(s.tokens for s in built.sections if s.kind != "guidance")
+    assert rest < 2_000 and guide.tokens <= max(400, rest // 5)
+    assert guide.text.endswith("more lines not included: over the share guidance may take]\n")
+    assert "## Charge 0" in guide.text and "## Charge 39" not in guide.text  # first first
+    # The same README beside a large change may take more, up to 15% of the budget.
+    big = "\n".join(functions("charge", 300)) + "\n"
+    large = build(
+        {**repo, "payments/charge.py": big}, diff_of("payments/charge.py", "", big), 60_000
+    )
+    (wide,) = [s for s in large.sections if s.kind == "guidance"]
+    assert guide.tokens * 3 < wide.tokens <= 0.15 * 60_000
 
 
 def test_paths_the_change_names_come_in_as_files_and_listings() -> None:
