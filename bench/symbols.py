@@ -1,5 +1,7 @@
-"""Symbol analysis speed (bot/context/symbolic.py): a 1,000-line change in synthetic
-repositories of 5,000 and 50,000 files, cold and cached.
+"""Context speed, cold and cached: the symbol analysis alone and the whole context build.
+
+A 1,000-line change in synthetic repositories of 5,000 and 50,000 files; the analysis is
+bot/context/symbolic.py `SymbolAnalysis`, the build bot/context/build.py `build_context`.
 
 The repository: Python, TypeScript, Go and Java modules (45/25/20/10 %) of about 150 lines
 (5 KB) each, plus Markdown and YAML files (one file in 20), generated from a fixed seed.
@@ -9,40 +11,53 @@ base has (`get`, `save`, `load`, `close`, ...). Files are read from memory throu
 async reader, as `build_context` reads them; blob SHAs are git's.
 
 The change: 1,000 added lines over 5 files (a new function or method in each of 5 modules
-of the four languages, calling what their modules import and define).
+of the four languages, calling what their modules import and define); for the whole build,
+a unified diff of the 5 files as `git diff` writes it, their texts at head the reader's.
 
-Measured, per repository size (median of `--repeats` runs each):
-- cold: a fresh cache, every file read and cut into words; the candidate files parsed;
-- cached: a second analysis of the same tree sharing the first one's cache (the next pull
-  request of the same repository: its files' words, names and definitions by blob SHA);
-- with `--git`: the tree written to a git repository and files read through
-  `git cat-file --batch` (bot/review/localrepo.py), no cache: the text pass over them
-  ("git, read"), and `git grep` as the text pass ("git grep").
-The analysis is the builder's sequence: `changed_symbols`, `resolve_used` per changed file,
-`references` of every changed symbol.
+Measured, per repository size (median of `--repeats` runs each), for the analysis alone
+(the builder's sequence: `changed_symbols`, `resolve_used` per changed file, `references`
+of every changed symbol) and for the whole build (`build_context(meta, diff, repo_files,
+read_file, indexing=Indexing(blob_sha=..., cache=...))` at the default budget, with the
+built context's tokens and sections):
+- cold: a fresh `MemoryFactsCache`: every file read and cut into words, candidates parsed;
+- cached: a second run of the same change sharing the first one's cache (a worker's next
+  review of the same repository, as bot/review/sources.py passes its `FACTS`: each file's
+  words, names and definitions by blob SHA);
+- with `--git`, the analysis alone: the tree written to a git repository and files read
+  through `git cat-file --batch` (bot/review/localrepo.py), no cache: the text pass over
+  them ("git, read"), and `git grep` as the text pass ("git grep");
+- with `--profile`, a cold and a cached build under cProfile: bot/'s 10 functions with the
+  most cumulative time (a coroutine's leaves out its waits and the tasks it gathers).
 
-Goals: under 1 s at 5,000 files, under 5 s at 50,000, on 2 cores.
+Goals, for the whole build: under 1 s at 5,000 files, under 5 s at 50,000, on 2 cores.
 
-Run: `python bench/symbols.py [--sizes 5000 50000] [--repeats 3] [--git]`.
+Run: `python bench/symbols.py [--sizes 5000 50000] [--repeats 3] [--git] [--profile]`.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
+import difflib
+import functools
 import hashlib
+import pstats
 import random
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.context.nameindex import MemoryFactsCache
+from bot.context import BuiltContext, Indexing, MemoryFactsCache, PullRequestMeta, build_context
 from bot.context.symbolic import SymbolAnalysis
 from bot.review.gitgrep import GitGrep
 from bot.review.localrepo import LocalRepo
@@ -369,8 +384,89 @@ def git_sha(text: str) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
+Runs = list[tuple[int, int]]
+Reader = Callable[[str], Awaitable[bytes | None]]
+
+
+def unified_diff(path: str, old: str, new: str, context: int = 3) -> str:
+    """The change of one file as `git diff` writes it (both texts end with a newline)."""
+    a, b = old.split("\n")[:-1], new.split("\n")[:-1]
+    index = f"index {git_sha(old)[:7]}..{git_sha(new)[:7]} 100644"
+    out = [f"diff --git a/{path} b/{path}", index, f"--- a/{path}", f"+++ b/{path}"]
+    # No junk heuristic: the added runs are exactly the inserted and edited lines.
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for group in matcher.get_grouped_opcodes(context):
+        first, last = group[0], group[-1]
+        out.append(f"@@ -{hunk_range(first[1], last[2])} +{hunk_range(first[3], last[4])} @@")
+        for tag, a1, a2, b1, b2 in group:
+            if tag == "equal":
+                out += [f" {line}" for line in a[a1:a2]]
+            else:
+                out += [f"-{line}" for line in a[a1:a2]] + [f"+{line}" for line in b[b1:b2]]
+    return "\n".join(out) + "\n"
+
+
+def hunk_range(start: int, stop: int) -> str:
+    """A hunk header's `first,count` for the 0-based lines [start, stop)."""
+    count = stop - start
+    return str(start + 1) if count == 1 else f"{start + 1 if count else start},{count}"
+
+
+Build = Callable[[MemoryFactsCache], Awaitable[tuple[float, BuiltContext]]]
+
+
+async def build(
+    diff: str, files: list[str], read: Reader, shas: dict[str, str], cache: MemoryFactsCache
+) -> tuple[float, BuiltContext]:
+    """One whole build of the change (its seconds), its index sharing `cache`."""
+    meta = PullRequestMeta(title="Add the changed functions", body="In five modules.")
+    start = time.perf_counter()
+    built = await build_context(
+        meta, diff, files, read, indexing=Indexing(blob_sha=shas.get, cache=cache)
+    )
+    return time.perf_counter() - start, built
+
+
+def built_summary(built: BuiltContext) -> str:
+    kinds = Counter(s.kind for s in built.sections)
+    by_kind = ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items()))
+    return (
+        f"{built.tokens:,} tokens of {built.usable:,} usable, {len(built.sections)} sections "
+        f"({by_kind}), {len(built.omitted)} listed not included"
+    )
+
+
+def goal_note(elapsed: float, goal: float | None) -> str:
+    return f"  goal {goal} s: {'met' if elapsed < goal else 'MISSED'}" if goal else ""
+
+
+async def profile_builds(run: Build) -> None:
+    """A cold and a cached build under cProfile: bot/'s top functions by cumulative time."""
+    cache = MemoryFactsCache()
+    for label in ("cold", "cached"):
+        profiler = cProfile.Profile()
+        profiler.enable()
+        elapsed, _ = await run(cache)
+        profiler.disable()
+        print(f"  profile, whole build {label} ({elapsed:.2f} s under the profiler):")
+        print(f"    {'cumulative':>10} {'own':>7} {'calls':>9}  function")
+        for line in top_functions(pstats.Stats(profiler), 10):
+            print(f"    {line}")
+
+
+def top_functions(stats: pstats.Stats, count: int) -> list[str]:
+    """The `count` functions of bot/ with the most cumulative time."""
+    root = str(Path(__file__).resolve().parent.parent / "bot") + "/"
+    table: dict[tuple[str, int, str], tuple[Any, ...]] = stats.stats  # type: ignore[attr-defined]
+    rows = sorted((r for r in table.items() if r[0][0].startswith(root)), key=lambda r: -r[1][3])
+    return [
+        f"{ct:9.3f}s {tt:6.3f}s {nc:9,}  bot/{path[len(root) :]}:{line} {name}"
+        for (path, line, name), (_, nc, tt, ct, _) in rows[:count]
+    ]
+
+
 async def analyse(
-    files: list[str], read, heads, changes, **options
+    files: list[str], read: Reader, heads: dict[str, str], changes: dict[str, Runs], **options: Any
 ) -> tuple[float, SymbolAnalysis, dict[str, int]]:
     start = time.perf_counter()
     analysis = SymbolAnalysis(files, read, heads, changes, **options)
@@ -397,11 +493,12 @@ async def analyse(
     )
 
 
-async def run_size(size: int, repeats: int, use_git: bool) -> None:
+async def run_size(size: int, repeats: int, use_git: bool, profile: bool) -> None:
     gen = Generator(size)
     t = time.perf_counter()
     tree = gen.repository()
     change = gen.change(tree)
+    diff = "".join(unified_diff(path, tree[path], text) for path, (text, _) in change.items())
     for path, (text, _) in change.items():
         tree[path] = text
     total = sum(len(t) for t in tree.values())
@@ -431,14 +528,32 @@ async def run_size(size: int, repeats: int, use_git: bool) -> None:
         colds.append(cold)
         cacheds.append(cached)
     goal = GOALS_S.get(size)
-    print(f"  found: {counts}")
-    print(
-        f"  cold:   {statistics.median(colds):6.2f} s  {cost(analysis)}"
-        + (f"  goal {goal} s" if goal else "")
-    )
-    print(f"  cached: {statistics.median(cacheds):6.2f} s  {cost(again)}")
+    cold, cached = statistics.median(colds), statistics.median(cacheds)
+    print(f"  the analysis alone, found: {counts}")
+    print(f"  cold:   {cold:6.2f} s  {cost(analysis)}{goal_note(cold, goal)}")
+    print(f"  cached: {cached:6.2f} s  {cost(again)}{goal_note(cached, goal)}")
     if use_git:
         await run_git(tree, files, heads, changes, repeats)
+    run = functools.partial(build, diff, files, read, shas)
+    await run_build(run, diff, repeats, goal)
+    if profile:
+        await profile_builds(run)
+
+
+async def run_build(run: Build, diff: str, repeats: int, goal: float | None) -> None:
+    """The whole build, cold (a fresh cache) and cached (the first build's cache again)."""
+    colds, cacheds = [], []
+    for _ in range(repeats):
+        cache = MemoryFactsCache()
+        cold, first = await run(cache)
+        cached, second = await run(cache)
+        colds.append(cold)
+        cacheds.append(cached)
+    added = sum(b - a + 1 for runs in first.changed_lines.values() for a, b in runs)
+    print(f"  the whole build (the diff: {len(diff):,} characters, {added} added lines)")
+    cold, cached = statistics.median(colds), statistics.median(cacheds)
+    print(f"  cold:   {cold:6.2f} s  {built_summary(first)}{goal_note(cold, goal)}")
+    print(f"  cached: {cached:6.2f} s  {built_summary(second)}{goal_note(cached, goal)}")
 
 
 async def run_git(tree: dict[str, str], files: list[str], heads, changes, repeats: int) -> None:
@@ -475,9 +590,10 @@ def main() -> None:
     parser.add_argument(
         "--git", action="store_true", help="also time git grep over a git repository"
     )
+    parser.add_argument("--profile", action="store_true", help="also profile the whole build")
     args = parser.parse_args()
     for size in args.sizes:
-        asyncio.run(run_size(size, args.repeats, args.git))
+        asyncio.run(run_size(size, args.repeats, args.git, args.profile))
 
 
 if __name__ == "__main__":
