@@ -328,9 +328,11 @@ class SymbolAnalysis:
         use = uses[0]
         shown = f"{use.qualifier}.{use.name}" if use.qualifier else use.name
         if found.reason == "ambiguous":
-            why = f"`{shown}`: `{use.name}` is defined in {found.count} places"
+            why = f"defined in {found.count:,} places"
         else:
-            why = f"`{shown}`: `{use.name}` is named in {found.count} files, too many to look up"
+            why = f"named in {found.count:,} files, too many to look up"
+        if use.qualifier:  # the list names the bare name: say how the change wrote it
+            why = f"`{shown}`: `{use.name}` is {why}"
         lines = tuple(sorted({u.line for u in uses}))
         return Unresolved(use.name, use.qualifier, lines, found.reason or "", found.count, why)
 

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bot.context.build as build_module
+import bot.context.changed as changed_module
 from bot.context import BuiltContext, PullRequestMeta, build_context
 from bot.context.build import MATERIAL_FACTOR
 from bot.context.diff import iter_diff, parse_diff
@@ -113,6 +114,7 @@ def test_a_secret_past_the_material_bound_appears_nowhere_and_is_not_scanned(
             made.append(self)
 
     monkeypatch.setattr(build_module, "Redactor", Counting)
+    monkeypatch.setattr(changed_module, "Redactor", Counting)  # the scan's, for paths
     diff = _huge_with_secrets_last()
     bound_chars = 2 * MATERIAL_FACTOR * BUDGET * 4  # ~4 characters a token, twice over
     assert len(diff) > 6 * bound_chars  # the diff is many times what could be sent

@@ -64,16 +64,15 @@ async def test_python_imports_both_ways_tests_and_guidance() -> None:
     assert found["tests/test_service.py"][0] == "test"
     assert "pkg/other.py" not in found and "tests/test_other.py" not in found
     guidance = [s.path for s in built.sections if s.kind == "guidance"]
-    assert guidance[:2] == ["AGENTS.md", "CLAUDE.md"]  # agent instructions nearest first
-    # A change this small lets guidance take at most 400 tokens: the third instruction file
-    # (each section costs its frame) is listed as over that share.
+    # Agent instructions nearest first; guidance ranks below the code, its tests and callers.
+    assert guidance == ["AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md"]
+    # A change this small lets guidance take at most 400 tokens (each section costs its
+    # frame): the README, which names the changed `service`, is listed as over that share.
     reasons = {o.path: o.reason for o in built.omitted}
     assert re.fullmatch(
-        r"guidance \(instructions for AI reviewers\): over the share guidance may take "
-        r"\(\d+ tokens\)",
-        reasons[".github/copilot-instructions.md"],
+        r"guidance \(the project README\): over the share guidance may take \(\d+ tokens\)",
+        reasons["README.md"],
     )
-    assert "README.md" in guidance  # it names the changed `service`
     # Guidance that says nothing about the changed areas is listed, not sent.
     off_topic = {o.path for o in built.omitted if o.reason == NOT_ABOUT_THE_CHANGE}
     assert {"CONTRIBUTING.md", "docs/ARCHITECTURE.md"} <= off_topic

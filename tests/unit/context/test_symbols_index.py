@@ -67,7 +67,7 @@ async def test_a_name_defined_in_thirty_places_is_ambiguous_not_guessed() -> Non
         30,
         (2,),
     )
-    assert unresolved.why == "`helper`: `helper` is defined in 30 places"
+    assert unresolved.why == "defined in 30 places"
 
 
 async def test_a_changed_symbol_whose_name_is_everywhere_is_not_followed() -> None:
