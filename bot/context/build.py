@@ -49,6 +49,7 @@ from bot.context.plan import Plan, description, listing_tokens
 from bot.context.prose import clean_untrusted
 from bot.context.redact import Redactor
 from bot.context.related import (
+    MAX_FILE_BYTES,
     FileReader,
     Related,
     discover,
@@ -227,6 +228,15 @@ async def build_context(
     guide_reader.forget_all()
     failures = {**scan.failures, **reader.failures, **guide_reader.failures}
     unread = [Omitted(path=p, reason=f"could not be read ({kind})") for p, kind in failures.items()]
+    large = sorted(scan.too_large | reader.too_large | guide_reader.too_large)
+    limit = f"over the {MAX_FILE_BYTES // 1000} KB file size limit"
+    diffed = {f.path for f in files}
+    unread += [
+        Omitted(
+            path=p, reason=f"{limit}: " + ("only its diff is sent" if p in diffed else "not read")
+        )
+        for p in large
+    ]
     plan = Plan(
         estimator,
         usable - estimator.estimate(title_text(title)),

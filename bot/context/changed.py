@@ -39,6 +39,8 @@ _EXCLUSION_REASONS = {
     "generated": "generated file",
     "vendored": "vendored file",
     "ignored": "matches paths.ignore",
+    "minified": "minified file (lines over 1,000 characters)",
+    "lfs": "Git LFS pointer (its content is stored outside the repository)",
 }
 # Rank weights: how much each touched area makes a file worth reading first.
 _AREA_RISK = {

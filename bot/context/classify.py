@@ -55,6 +55,11 @@ _GENERATED_MARK = re.compile(
     r"@generated|code generated .{0,80}do not edit|auto-?generated|do not edit.{0,20}generated",
     re.IGNORECASE,
 )
+# A Git LFS pointer: the file's content lives outside the repository.
+_LFS_POINTER = re.compile(
+    r"^(?:version https://git-lfs\.github\.com/spec/v1|oid sha256:[0-9a-f]{64})$", re.MULTILINE
+)
+MINIFIED_LINE = 1_000  # characters: a line this long is a bundle's, not a person's
 _TEST_DIR = re.compile(r"(?:^|/)(?:tests?|__tests__|spec|specs|testing|test_data|testdata)/")
 _TEST_NAME = re.compile(
     r"(?:^test_.+|.+_test|.+\.(?:test|spec)|.+_spec|.+Tests?|Test[A-Z].*|conftest)$"
@@ -99,6 +104,10 @@ def exclusion(path: str, head: str, ignore: Sequence[str]) -> Exclusion | None:
         return "vendored"
     if _GENERATED_PATH.search(path) or _GENERATED_MARK.search(head[:2000]):
         return "generated"
+    if _LFS_POINTER.search(head[:400]) and head.count("\n") < 3:
+        return "lfs"
+    if any(len(line) > MINIFIED_LINE for line in head[:20_000].split("\n")):
+        return "minified"
     return None
 
 

@@ -28,7 +28,7 @@ class GuidanceSource:
 SectionKind = Literal["description", "diff", "code", "related", "test", "guidance"]
 ChangeKind = Literal["added", "deleted", "modified", "renamed", "copied"]
 # Why a changed file is listed rather than sent (None: it is ordinary code or text).
-Exclusion = Literal["generated", "vendored", "lock", "ignored"]
+Exclusion = Literal["generated", "vendored", "lock", "ignored", "minified", "lfs"]
 
 
 class PullRequestMeta(BaseModel):

@@ -60,6 +60,7 @@ class FileReader:
         self._cache: dict[str, str | None] = {}
         self._limit = asyncio.Semaphore(READ_CONCURRENCY)
         self.failures: dict[str, str] = {}
+        self.too_large: set[str] = set()  # read, and over MAX_FILE_BYTES: not used
 
     async def text(self, path: str) -> str | None:
         if path not in self._cache:
@@ -94,7 +95,10 @@ class FileReader:
                 # The type only: a reader's message may carry a URL or a token.
                 self.failures[path] = type(error).__name__
                 return None
-        if data is None or len(data) > MAX_FILE_BYTES or b"\0" in data[:8192]:
+        if data is not None and len(data) > MAX_FILE_BYTES:
+            self.too_large.add(path)
+            return None
+        if data is None or b"\0" in data[:8192]:
             return None
         text = data.decode("utf-8", "replace").replace("\r\n", "\n")
         return self._redactor.redact(text) if redact else text
