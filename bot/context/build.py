@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from bot.context.bysymbol import symbol_context
+from bot.context.bysymbol import SymbolContext, symbol_context
 from bot.context.changed import (
     MATERIAL_FACTOR,
     MAX_HEAD_READS,
@@ -174,18 +174,24 @@ async def build_context(
     # The tests of the changed files stay `discover`'s (found by name, shown where they
     # meet the change's names); the analysis brings the rest.
     tests_of = {r.path for r in related if r.kind == "test" and r.why.startswith("tests ")}
-    by_symbol = await symbol_context(
-        sendable,
-        heads,
-        changed_lines(files),
-        visible,
-        read_file,
-        reader,
-        weights,
-        extend,
-        skip=tests_of,
-        indexing=indexing,
-    )
+    try:
+        by_symbol = await symbol_context(
+            sendable,
+            heads,
+            changed_lines(files),
+            visible,
+            read_file,
+            reader,
+            weights,
+            extend,
+            skip=tests_of,
+            indexing=indexing,
+        )
+    except (RecursionError, ValueError, LookupError, UnicodeError) as error:
+        # A flaw in the analysis of one odd file costs its by-symbol context, not the
+        # review: the generic related files are sent instead, and the list says so.
+        failed = Omitted(path="context by symbol", reason=f"not run ({type(error).__name__})")
+        by_symbol = SymbolContext([], set(), [failed], False)
     items: list[Item] = list(diffs)
     if by_symbol.ran:
         items += by_symbol.items

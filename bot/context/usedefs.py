@@ -21,6 +21,7 @@ import builtins
 import re
 import sys
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -30,6 +31,9 @@ from bot.context.nameindex import NameIndex
 from bot.context.resolution import Resolver, Target, distance
 from bot.context.symbols import CLASS_KINDS, Definition, Parsed, innermost
 from bot.context.uses import UsedName
+
+MAX_TYPE_DEPTH = 8  # variables' stated types followed, at most, one through another
+_TYPING: ContextVar[frozenset[tuple[str, str, int]]] = ContextVar("typing", default=frozenset())
 
 Via = Literal["import", "same file", "package", "class", "index"]
 Reason = Literal["ambiguous", "too common", "outside"]
@@ -280,7 +284,19 @@ class UseResolver:
             if found.definitions:
                 return list(found.definitions)
         typed = local_type(src.parsed.data, src.defs, root, line)
-        return await self.resolve_type(src, typed, line) if typed else []
+        if not typed:
+            return []
+        # A type stated through the variable itself (`c := c.Conn`, `x: x.T`) or a chain
+        # that comes back to it: stop rather than follow it round (per task: a ContextVar).
+        key = (src.path, root, line)
+        seen = _TYPING.get()
+        if key in seen or len(seen) >= MAX_TYPE_DEPTH:
+            return []
+        token = _TYPING.set(seen | {key})
+        try:
+            return await self.resolve_type(src, typed, line)
+        finally:
+            _TYPING.reset(token)
 
     async def resolve_type(self, src: Source, typed: str, line: int) -> list[Definition]:
         qualifier, _, name = typed.rpartition(".")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.context import BuiltContext, PullRequestMeta, build_context
+from bot.context import BuiltContext, Indexing, PullRequestMeta, build_context
 from tests.support.diffs import diff_of
 
 LFS = "version https://git-lfs.github.com/spec/v1\noid sha256:{}\nsize 123456789\n"
@@ -66,3 +66,33 @@ def test_every_bound_is_said_in_not_included() -> None:
     callers = [s for s in built.sections if s.why == "calls the changed `settle`"]
     assert len(callers) == 10
     assert built.tokens < 5_000  # what was left out was not sent some other way
+
+
+def test_a_failing_symbol_analysis_costs_its_context_not_the_review() -> None:
+    """A flaw in the analysis (here a deployment's blob-SHA lookup raising KeyError, as a
+    tree that does not list a path would) leaves the generic related files in place of the
+    by-symbol ones, and Not included says the analysis did not run."""
+
+    def blob_sha(path: str) -> str | None:
+        raise KeyError(path)
+
+    tree = {"pkg/core.py": AFTER["pkg/core.py"], "pkg/users/u1.py": USER.format(1)}
+
+    async def read(path: str) -> bytes | None:
+        return tree[path].encode() if path in tree else None
+
+    diff = diff_of("pkg/core.py", BEFORE["pkg/core.py"], AFTER["pkg/core.py"])
+    built = asyncio.run(
+        build_context(
+            PullRequestMeta(title="t"),
+            diff,
+            sorted(tree),
+            read,
+            indexing=Indexing(blob_sha=blob_sha),
+        )
+    )
+    reasons = {o.path: o.reason for o in built.omitted}
+    assert reasons["context by symbol"] == "not run (KeyError)"
+    assert [s.path for s in built.sections if s.kind == "diff"] == ["pkg/core.py"]
+    related = {s.path: s.why for s in built.sections if s.kind == "related"}
+    assert related == {"pkg/users/u1.py": "imports pkg/core.py"}  # found the generic way

@@ -288,3 +288,30 @@ def test_the_memory_cache_lets_the_oldest_go_past_its_size() -> None:
     for i in range(5):
         cache.set(f"blob{i}", FileFacts(words=b"x" * 300))
     assert len(cache) == 2 and cache.get("blob0") is None and cache.get("blob4") is not None
+
+
+async def test_a_variable_typed_through_itself_is_not_followed_round() -> None:
+    """`req := req.Clone(ctx)` states `req`'s type through `req`: resolving `req.Send` asks
+    what `req` is, which asks what `req` is... (a RecursionError on ollama/ollama). The
+    chain stops, and what can be resolved still is."""
+    server = (
+        "package server\n\n"
+        "type Request struct{}\n\n"
+        "func (r *Request) Send() error { return nil }\n\n"
+        "func handle(req *Request) error {\n"
+        "\treq := req.Clone(nil)\n"
+        "\tdone := NewTracker()\n"
+        "\treturn req.Send() // and done\n"
+        "}\n"
+    )
+    tracker = "package server\n\nfunc NewTracker() int { return 0 }\n"
+    repo = {"server/server.go": server, "server/tracker.go": tracker, "go.mod": "module x\n"}
+    analysis = SymbolAnalysis(
+        sorted(repo),
+        counting_reader(repo, Counter()),
+        {"server/server.go": server},
+        {"server/server.go": [(9, 11)]},
+    )
+    used = await analysis.resolve_used("server/server.go")
+    names = {u.name for u in used.used}
+    assert "NewTracker" in names  # the rest of the change is still resolved
