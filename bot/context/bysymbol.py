@@ -34,6 +34,8 @@ from bot.context.symbols import CLASS_KINDS, ChangedSymbol, Definition
 from bot.context.widen import widen
 
 CHANGED_VALUE = 60.0  # a changed symbol's whole definition
+CLASS_REST_VALUE = 20.0  # the rest of a long changed class, past its header and fields
+LONG_CLASS = 120  # lines: a changed class this long is not sent whole first
 HUNK_VALUE = 50.0  # the few lines around a hunk outside any changed symbol
 USED_VALUE = 38.0  # a definition the change uses
 CALLER_VALUE = 30.0  # the enclosing definition of a reference to a changed symbol
@@ -111,6 +113,15 @@ async def symbol_context(
         ranges = files.setdefault(parsed.path, _Ranges("code"))
         for s in mine:
             d = s.definition
+            if d.kind in CLASS_KINDS and d.end - d.start + 1 > LONG_CLASS:
+                # A long class changed in its header or fields: those first; the rest of
+                # it (its changed methods are symbols of their own) below the diff's hunks.
+                head = min(d.fields_end or d.signature_end, d.start + 3 * SHORT_DEFINITION)
+                head = max(head, min(d.end, d.signature_end + SIGNATURE_NEXT))
+                label = _label(d, "changed", d.start, head) + ", its header and fields"
+                ranges.add(d.start, head, label, CHANGED_VALUE * weight)
+                ranges.add(head + 1, d.end, _label(d, "changed"), CLASS_REST_VALUE * weight)
+                continue
             ranges.add(d.start, d.end, _label(d, "changed"), CHANGED_VALUE * weight)
         symbols += mine
     if not symbols:

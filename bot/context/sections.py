@@ -46,6 +46,8 @@ REST_VALUE = 20.0
 GLIMPSE = 25  # lines of a long related file's body shown when no line names the change's
 GLIMPSE_WEIGHT = 0.5
 HUNK_DECAY = 0.93  # each further hunk of a file, in order of value: breadth before depth
+# ...down to this: an ordinary hunk stays above its file's changed symbols (60), their chunks too.
+HUNK_FLOOR = 0.7
 
 
 # --- the gutter ------------------------------------------------------------------------
@@ -148,7 +150,7 @@ def diff_item(
         for k in range(len(pieces)):
             found = [x for x in numbers[k * CHUNK_LINES : (k + 1) * CHUNK_LINES] if x is not None]
             shows.append((found[0], found[-1]) if found else None)
-        value = DIFF_VALUE * weight * factors[n] * HUNK_DECAY ** place[n]
+        value = DIFF_VALUE * weight * factors[n] * max(HUNK_DECAY ** place[n], HUNK_FLOOR)
         chunks += pieces
         done += 1
         unit_of += [done - 1] * (len(pieces) - 1) + [done]

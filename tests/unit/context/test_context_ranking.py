@@ -104,3 +104,40 @@ def test_under_pressure_the_least_needed_gives_way_first() -> None:
     cuts = [cut_at.get(what, 0) for what in ORDER]
     assert cuts == sorted(cuts, reverse=True) and len(set(cuts)) == len(cuts), cut_at
     assert cuts[-1] < 800
+
+
+def test_every_hunk_of_a_long_changed_class_comes_before_the_rest_of_the_class() -> None:
+    """A field of a 400-line class is renamed, and with it ten of its methods (cline#5524's
+    shape): under pressure the eleven hunks are all sent before the rest of the class body,
+    which is the least needed part of the file."""
+    methods_before = "".join(
+        f"    def set_task_{i}(self, value):\n        self.task_id = value\n"
+        + "".join(f"        step_{j} = value * {j}\n" for j in range(30))
+        + "\n"
+        for i in range(10)
+    )
+    before = "class Session:\n    task_id = None\n\n" + methods_before
+    after = before.replace("task_id", "ulid")
+    repo = {"app/session.py": after}
+
+    async def read(path: str) -> bytes | None:
+        return repo[path].encode() if path in repo else None
+
+    diff = diff_of("app/session.py", before, after)
+    built = asyncio.run(
+        build_context(
+            PullRequestMeta(title="Rename the task id"),
+            diff,
+            sorted(repo),
+            read,
+            budget_tokens=3_000,
+            estimator=TokenEstimator(),
+        )
+    )
+    (sent,) = [s for s in built.sections if s.kind == "diff"]
+    hunks = diff.count("\n@@ ")
+    assert sent.text.count("\n@@ ") + sent.text.startswith("@@ ") == hunks, sent.text[:400]
+    code = [s for s in built.sections if s.kind == "code"]
+    omitted = {o.path: o.reason for o in built.omitted}
+    assert "diff" not in omitted.get("app/session.py", "")
+    assert code and "its header and fields" in code[0].why
