@@ -345,7 +345,21 @@ class UseResolver:
                 return await self.member_of(classes, use)
             paths = [path]
         defs = await self.defined_in(paths, use.name, top_level=True)
+        if not defs:  # `import flask; flask.Flask`: a package re-exporting what it imports
+            defs = await self.reexported(paths, use.name)
         return Found(defs, "import") if defs else OUTSIDE
+
+    async def reexported(self, paths: Sequence[str], name: str) -> tuple[Definition, ...]:
+        """`name` as the modules `paths` import it (`from .app import Flask as Flask`),
+        followed as `through` follows an import."""
+        for path in paths:
+            inner = await self.source(path)
+            binding = inner.bound(name) if inner is not None else None
+            if inner is not None and binding is not None:
+                found = await self.through(inner, binding, name, depth=1)
+                if found:
+                    return found
+        return ()
 
     async def member_of(self, owners: Sequence[Definition], use: UsedName) -> Found:
         """`name` in the class(es) `owners`: the method; for a field (or an inherited

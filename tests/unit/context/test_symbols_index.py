@@ -315,3 +315,27 @@ async def test_a_variable_typed_through_itself_is_not_followed_round() -> None:
     used = await analysis.resolve_used("server/server.go")
     names = {u.name for u in used.used}
     assert "NewTracker" in names  # the rest of the change is still resolved
+
+
+async def test_a_package_attribute_follows_the_packages_re_export() -> None:
+    """`import flask` then `flask.Flask` and `flask.send_file`: the package's
+    `__init__.py` only re-exports them (`from .app import Flask as Flask`); the definitions
+    are found where they are written (src layout)."""
+    test = "import flask\n\n\ndef test_x(app: flask.Flask):\n    return flask.send_file('x')\n"
+    repo = {
+        "src/flask/__init__.py": (
+            "from .app import Flask as Flask\nfrom .helpers import send_file as send_file\n"
+        ),
+        "src/flask/app.py": "class Flask:\n    def run(self):\n        return self\n",
+        "src/flask/helpers.py": "def send_file(path):\n    return path\n",
+        "tests/test_basic.py": test,
+    }
+    analysis = SymbolAnalysis(
+        sorted(repo),
+        counting_reader(repo, Counter()),
+        {"tests/test_basic.py": test},
+        {"tests/test_basic.py": [(4, 5)]},
+    )
+    used = await analysis.resolve_used("tests/test_basic.py")
+    found = {u.name: [d.path for d in u.definitions] for u in used.used}
+    assert found == {"Flask": ["src/flask/app.py"], "send_file": ["src/flask/helpers.py"]}
