@@ -35,6 +35,7 @@ from bot.context.changed import (
 )
 from bot.context.classify import glob_match
 from bot.context.diff import decode_diff
+from bot.context.excerpt import ChangeNames
 from bot.context.guides import change_words, guide_item
 from bot.context.models import (
     BuiltContext,
@@ -210,11 +211,19 @@ async def build_context(
     # Related files are shown where they meet the change's names, never from their top.
     names = names_of_change(sendable, heads)
     items += named_items(named, named_texts, visible, names)
-    items += [
-        i
-        for n, r in enumerate(r for r in related if texts.get(r.path))
-        if (i := file_item(r, texts[r.path], _related_value(r, by_symbol.ran, n), names))
-    ]
+    # After the analysis, a changed file's tests are shown where they name a changed
+    # symbol; one that names none is listed (its test callers are the references already).
+    narrow = ChangeNames(changed=names.changed)
+    untouched: list[Omitted] = []
+    for n, r in enumerate(r for r in related if texts.get(r.path)):
+        only = by_symbol.ran and r.path in tests_of
+        value = _related_value(r, by_symbol.ran, n)
+        item = file_item(r, texts[r.path], value, narrow if only else names, glimpse=not only)
+        if item is not None:
+            items.append(item)
+        elif only:
+            why = f"{r.why}: no line names a changed symbol"
+            untouched.append(Omitted(path=r.path, reason=f"test ({why})"))
     words = change_words([f.path for f in files])
     about = [r for r in guides if guide_texts.get(r.path)]
     guide_items = [
@@ -251,6 +260,7 @@ async def build_context(
         listed_not_sent(ranked, considered + unconsidered)
         + unconsidered_omitted(unconsidered)
         + by_symbol.omitted
+        + untouched
         + off_topic,
         unread,
     )

@@ -447,18 +447,23 @@ def file_item(
     value: float,
     names: ChangeNames,
     ranges: Sequence[Shown] | None = None,
+    *,
+    glimpse: bool = True,
 ) -> Item | None:
     """A related, test or named file, never from its top: its licence header and imports
     left out (an import line that names a definition the change touches kept). Short
     without them (`SHORT_FILE`), the rest is sent whole; longer, only `ranges` (by default
     the lines near the change's names, `name_ranges`), best first, or the first `GLIMPSE`
-    lines of its body when none is found. None: nothing left to show."""
+    lines of its body when none is found. None: nothing left to show, or
+    (`glimpse` False) no line names the change: then neither a short file nor a glimpse."""
     lines = head_lines(text.removesuffix("\n") + "\n")
     heads = file_head(lines, language_of(related.path, lines[0]))
     in_head = {n for h in heads for n in range(h.first, h.last + 1)}
     body = [n for n in range(1, len(lines) + 1) if n not in in_head]
     found = list(ranges) if ranges is not None else name_ranges(lines, names, heads)
     past = " and ".join(h.what for h in heads)
+    if not found and not glimpse:
+        return None
     if len(body) <= SHORT_FILE:
         label = f"after its {past}" if past else ""
         touched = [r for r in found if all(n in in_head for n in range(r.first, r.last + 1))]

@@ -114,7 +114,9 @@ GO_AFTER = GO_BEFORE.replace("return 1", "return store.Count()")
 GO_REPO = {
     "go.mod": "module example.com/shop\n\ngo 1.22\n",
     "api/api.go": GO_AFTER,
-    "api/api_test.go": 'package api\n\nimport "testing"\n\nfunc TestGet(t *testing.T) {}\n',
+    "api/api_test.go": (
+        'package api\n\nimport "testing"\n\nfunc TestGet(t *testing.T) {\n\t_ = Get()\n}\n'
+    ),
     "store/store.go": "package store\n\nfunc Count() int { return 0 }\n",
     "cmd/main.go": 'package main\n\nimport "example.com/shop/api"\n\nfunc main() { api.Get() }\n',
     "other/other.go": "package other\n",
@@ -133,7 +135,7 @@ async def test_go_imports_both_ways_and_tests() -> None:
 async def test_tests_by_naming_convention_across_languages() -> None:
     repo = {
         "src/main/java/shop/Cart.java": "class Cart {}\n",
-        "src/test/java/shop/CartTest.java": "class CartTest {}\n",
+        "src/test/java/shop/CartTest.java": "class CartTest {\n  Cart cart = new Cart();\n}\n",
         "lib/cart.rb": "class Cart\nend\n",
         "spec/cart_spec.rb": "describe Cart do\nend\n",
         "app/cart.py": "X = 1\n",
@@ -143,10 +145,16 @@ async def test_tests_by_naming_convention_across_languages() -> None:
         diff_of(p, "", repo[p])
         for p in ("src/main/java/shop/Cart.java", "lib/cart.rb", "app/cart.py")
     )
-    found = why(await build(repo, diff))
+    built = await build(repo, diff)
+    found = why(built)
     assert found["src/test/java/shop/CartTest.java"][0] == "test"
     assert found["spec/cart_spec.rb"][0] == "test"
-    assert found["tests/unit/test_cart.py"] == ("test", "tests app/cart.py")
+    # A test that names no changed symbol (`X` here) is listed, not sent.
+    assert "tests/unit/test_cart.py" not in found
+    reasons = {o.path: o.reason for o in built.omitted}
+    assert reasons["tests/unit/test_cart.py"] == (
+        "test (tests app/cart.py: no line names a changed symbol)"
+    )
 
 
 async def test_a_reader_that_fails_is_listed_not_fatal() -> None:
