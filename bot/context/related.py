@@ -20,7 +20,6 @@ from bot.context.imports import (
     JS_EXTENSIONS,
     JS_LANGUAGES,
     go_imports,
-    go_module,
     go_package_dir,
     js_imports,
     normalized_path,
@@ -33,6 +32,7 @@ from bot.context.models import ReadFile
 from bot.context.paths import name as path_name
 from bot.context.paths import parent as path_parent
 from bot.context.redact import Redactor
+from bot.context.resolution import GoModule, go_modules
 
 MAX_FILE_BYTES = 512_000
 MAX_IMPORTER_READS = 120
@@ -198,30 +198,17 @@ def _nearest_first(candidates: list[str], targets: Iterable[str]) -> list[str]:
 
 
 @dataclass(frozen=True)
-class _GoModule:
-    path: str  # the module path from go.mod
-    directory: str  # where go.mod is ("" at the root)
-
-
-@dataclass(frozen=True)
 class _Scope:
     """What resolving an import needs: the files, Python's module index, Go's modules."""
 
     files: set[str]
     python: dict[str, str]
-    go: list[_GoModule]
+    go: list[GoModule]
 
 
-async def _go_modules(repo_files: Sequence[str], reader: FileReader) -> list[_GoModule]:
+async def _go_modules(repo_files: Sequence[str], reader: FileReader) -> list[GoModule]:
     mods = [p for p in repo_files if p == "go.mod" or p.endswith("/go.mod")]
-    texts = await reader.texts(mods[:10])
-    found = []
-    for path, text in texts.items():
-        module = go_module(text)
-        if module:
-            parent = str(PurePosixPath(path).parent)
-            found.append(_GoModule(module, "" if parent == "." else parent))
-    return sorted(found, key=lambda m: -len(m.directory))
+    return go_modules(await reader.texts(mods[:10]))
 
 
 def _imported(parsed: ParsedFile, text: str, scope: _Scope, files: Sequence[str]) -> list[str]:
@@ -238,7 +225,7 @@ def _imported(parsed: ParsedFile, text: str, scope: _Scope, files: Sequence[str]
     return list(dict.fromkeys(p for p in found if p and p != parsed.path))
 
 
-def _go_dirs(imports: list[str], go_mods: list[_GoModule]) -> list[str]:
+def _go_dirs(imports: list[str], go_mods: list[GoModule]) -> list[str]:
     dirs = []
     for path in imports:
         for mod in go_mods:
