@@ -136,11 +136,7 @@ def _js_import(node: Node) -> Iterator[Binding]:
             if names:
                 yield Binding(text_of(names[0]), source, None, line)
         elif part.type == "named_imports":
-            for spec in part.named_children:
-                name = text_of(spec.child_by_field_name("name"))
-                alias = spec.child_by_field_name("alias")
-                if name:
-                    yield Binding(text_of(alias) or name, source, name, line)
+            yield from _js_specifiers(part, source, line)
 
 
 def _js_reexport(node: Node) -> Iterator[Binding]:
@@ -149,7 +145,12 @@ def _js_reexport(node: Node) -> Iterator[Binding]:
     if clause is None:
         yield Binding("*", source, None, line, wildcard=True)
         return
-    for spec in clause.named_children:
+    yield from _js_specifiers(clause, source, line)
+
+
+def _js_specifiers(node: Node, source: str, line: int) -> Iterator[Binding]:
+    """`{ a, b as c }` of an import or a re-export: each name, bound as its alias."""
+    for spec in node.named_children:
         name = text_of(spec.child_by_field_name("name"))
         alias = spec.child_by_field_name("alias")
         if name:
