@@ -240,10 +240,8 @@ class Packer:
             in_part = f" ({partial:,} shown in part)" if partial else ""
             why = f"{_over(t)}{in_part}"
             if unoffered:
-                unfit = total - shown - unoffered
-                why = f"not included: {unoffered:,} {item.left_out}" + (
-                    f", {unfit:,} {_over(t, note=True)}" if unfit else ""
-                )
+                missing = _missing(item, total - shown, unoffered, _over(t, note=True))
+                why = f"not included: {missing}"
             self.omitted.append(
                 Omitted(
                     path=item.path or item.kind,
@@ -355,11 +353,17 @@ def _over(t: _Taken, note: bool = False) -> str:
 
 def _note(item: Item, missing: int, partial: int = 0, unoffered: int = 0, over: str = "") -> str:
     in_part = f", {partial:,} of them shown in part" if partial else ""
-    why = over or "over the token budget"
-    if unoffered:
-        unfit = missing - unoffered
-        why = f"{unoffered:,} {item.left_out}" + (f", {unfit:,} {why}" if unfit else "")
+    why = _missing(item, missing, unoffered, over or "over the token budget")
     return f"[... {missing:,} more {item.unit} not included{in_part}: {why}]\n"
+
+
+def _missing(item: Item, missing: int, unoffered: int, over: str) -> str:
+    """Why `missing` units are not shown: `over` (the budget, a cap), or the `unoffered`
+    ones (never made chunks: `left_out`) and the rest `over`."""
+    if not unoffered:
+        return over
+    unfit = missing - unoffered
+    return f"{unoffered:,} {item.left_out}" + (f", {unfit:,} {over}" if unfit else "")
 
 
 # --- the "Not included" list -------------------------------------------------------------
