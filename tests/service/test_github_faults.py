@@ -274,19 +274,21 @@ async def test_a_kept_advisory_whose_retry_redis_lost_is_still_posted(
         gh.rate_limit("POST", COMMENTS, retry_after=3)
         await command(app, gh)
         await status_becomes(app, DeliberationStatus.PUBLISH_PENDING)
-        # The status is written before the try is enqueued: wait for the try itself.
+        record = await latest(app)
+        assert record is not None
+        # The status is written before the try is enqueued: wait for the try itself. arq's
+        # job keys are global to the Redis, which tests running beside this one share: only
+        # this deliberation's try is ours to lose.
         lost: list[bytes] = []
 
         async def scheduled() -> bool:
-            lost[:] = await app.redis.keys("arq:job:publish:*")
+            lost[:] = await app.redis.keys(f"arq:job:publish:{record.id}:*")
             return bool(lost)
 
         await eventually(scheduled, what="the deferred posting try")
         # The queue loses the try, as a Redis restart without its data would.
         await app.redis.delete(*lost)
         # ...and the kept advisory has waited longer than any try is ever deferred.
-        record = await latest(app)
-        assert record is not None
         await _age(settings.database_url, record.id, hours=2)
         # The verdict was on the check run at once; the comment comes with the lost try.
         assert completed(gh) and completed(gh)[0].conclusion == "success"

@@ -26,6 +26,7 @@ from tests.support.service import (
     app_settings,
     check_run_event,
     comment_event,
+    drained,
     eventually,
     fixture,
     pull_request_event,
@@ -94,7 +95,7 @@ async def test_unauthorized_commenter_gets_one_reply_per_hour(app: App, gh: Fake
         )
         assert response.status_code == 202
         await eventually(lambda: len(_replies(gh)) >= 1, what="the refusal")
-    await _settle(app)
+    await drained(app)
     assert len(_replies(gh)) == 1 and "write or admin" in _replies(gh)[0].body
     assert gh.check_runs(REPO) == []
 
@@ -108,7 +109,7 @@ async def test_bot_sender_is_ignored(app: App, gh: FakeGitHub, models: FakeModel
         ),
     )
     assert response.status_code in (200, 202) and "ignored" in response.text
-    await _settle(app)
+    await drained(app)
     assert gh.check_runs(REPO) == [] and models.calls == []
 
 
@@ -121,29 +122,9 @@ async def test_ten_copies_of_one_delivery_make_one_job(app: App, gh: FakeGitHub)
     assert all(r.status_code in (200, 202) for r in responses)
     assert sum("queued" in r.text for r in responses) == 1
     await eventually(lambda: completed(gh), what="the check run")
-    await _settle(app)
+    await drained(app)
     assert len(gh.check_runs(REPO)) == 1
     assert len([c for c in gh.comments(REPO, PR) if c.user == gh.app_login]) == 1
-
-
-async def _settle(app: App) -> None:
-    """Wait until the queue is empty and no job is in progress."""
-
-    async def idle() -> bool:
-        # The reconciler's timer (a job every few seconds) is not work a test waits for.
-        queued = [
-            j
-            for j in await app.redis.zrange(app.settings.queue_name, 0, -1)
-            if b"reconcile" not in j
-        ]
-        running = [k for k in await app.redis.keys("arq:in-progress:*") if b"reconcile" not in k]
-        return not queued and not running
-
-    for _ in range(600):
-        if await idle():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("the queue did not drain")
 
 
 def _replies(gh: FakeGitHub) -> list[Any]:
@@ -174,7 +155,7 @@ async def test_architecture_label_convenes_the_board(
             "pull_request", pull_request_event("labeled", label="bug", sha=head)
         )
         assert bug.status_code == 202
-        await _settle(app)
+        await drained(app)
         assert labelled.check_runs(REPO) == []  # not a trigger label
         # ...and skipped before reading the repo's personas.
         assert not labelled.calls_to("GET", rf"/repos/{REPO}/contents/\.github/council/agents")
@@ -197,7 +178,7 @@ async def test_drafts_are_skipped_unless_configured(
             "pull_request",
             pull_request_event("labeled", label="architecture", draft=True, sha=head),
         )
-        await _settle(app)
+        await drained(app)
     assert fake_github.check_runs(REPO) == [] and models.calls == []
 
 
@@ -380,7 +361,7 @@ async def test_closing_records_the_outcome(app: App, gh: FakeGitHub) -> None:
     gh.push(REPO, PR, head_sha=fixed, diff=DIFF.replace('"admin"', '"never"'))
     gh.close_pull(REPO, PR, merged=True)
     await app.deliver("pull_request", pull_request_event("closed", sha=fixed, merged=True))
-    await _settle(app)
+    await drained(app)
     db = Database(app.settings.database_url)
     await db.connect()
     record = await latest_for_pr(db, REPO, PR)
@@ -423,7 +404,7 @@ async def test_daily_cost_cap_stops_cleanly(
 async def test_installation_events_are_recorded(app: App) -> None:
     response = await app.deliver("installation", fixture("installation/created.payload.json"))
     assert response.status_code == 202
-    await _settle(app)
+    await drained(app)
     db = Database(app.settings.database_url)
     await db.connect()
     installation = await get_installation(db, 957387)
