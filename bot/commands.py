@@ -32,11 +32,14 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from bot.council.protocols import DEBATE_MODES as _MODE_RULES
 from bot.council.protocols import NAMES
 
 CommandKind = Literal["convene", "help", "cancel"]
 DebateMode = Literal["quick", "standard", "full"]
 DEBATE_MODES: tuple[DebateMode, ...] = ("quick", "standard", "full")
+if set(DEBATE_MODES) != set(_MODE_RULES):  # pragma: no cover - caught on import
+    raise AssertionError("the command grammar must know exactly the protocol table's modes")
 
 # From the protocol table, which is pure: the webhook receiver, the one user of this module
 # on the hot path, does not pay for the engine and its model SDKs.
@@ -66,6 +69,9 @@ def _either(names: tuple[str, ...]) -> str:
     return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
 
+_MODE_FLAGS_TEXT = _either(tuple(f"--{mode}" for mode in DEBATE_MODES))
+_MODE_WORDS = "; ".join(f"`{mode}` {_MODE_RULES[mode].summary}" for mode in DEBATE_MODES)
+
 GRAMMAR_HELP = f"""\
 **Council commands** (in a comment on a pull request, on a line of their own):
 
@@ -74,9 +80,7 @@ GRAMMAR_HELP = f"""\
 | `/council` | convene the council with the repository's configured protocol |
 | `/council <question>` | convene and ask the council this question |
 | `/council <protocol> [question]` | convene with {_either(PROTOCOL_NAMES)} |
-| `/council debate --full [question]` | a debate in a mode (`--quick`, `--standard` or \
-`--full`): `quick` one cycle and no judge, `standard` a judge and up to 2 cycles, `full` up \
-to 3 cycles and an outside opinion from another model |
+| `/council debate --full [question]` | a debate in a mode ({_MODE_FLAGS_TEXT}): {_MODE_WORDS} |
 | `/council board +persona -persona [question]` | adjust the board for this run: seat \
 `+` personas, keep `-` personas off |
 | `/council --inline [...]` | also post the findings as review comments on their lines, \

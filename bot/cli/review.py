@@ -21,6 +21,7 @@ from rich.console import Console
 from bot.cli.exits import EXIT_NO_QUORUM
 from bot.cli.usage import fail as _fail
 from bot.cli.usage import settings_or_fail as _settings
+from bot.council.protocols import DEBATE_MODES, NAMES
 
 if TYPE_CHECKING:
     from bot.review import Advisory
@@ -62,7 +63,7 @@ def review(
         str | None,
         typer.Option(
             "--protocol",
-            help="board, council, debate or quick (default: the repository's `protocol`).",
+            help=f"{', '.join(NAMES[:-1])} or {NAMES[-1]} (default: the repository's `protocol`).",
         ),
     ] = None,
     question: Annotated[
@@ -96,9 +97,9 @@ def review(
         str | None,
         typer.Option(
             "--mode",
-            help="debate: quick (one cycle, no judge), standard (a judge, up to 2 cycles) or "
-            "full (up to 3 cycles and an outside opinion); default: the repository's "
-            "debate.mode.",
+            help="debate: "
+            + "; ".join(f"{name} ({rule.summary})" for name, rule in DEBATE_MODES.items())
+            + "; default: the repository's debate.mode.",
         ),
     ] = None,
     seat: Annotated[

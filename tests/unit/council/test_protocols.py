@@ -18,6 +18,7 @@ from bot.commands import GRAMMAR_HELP, PROTOCOL_NAMES, parse_command
 from bot.config import load_repo_config, render_effective
 from bot.council import prompts
 from bot.council.protocols import (
+    DEBATE_MODES,
     DEFAULT_BOARD_SIZE,
     DEFAULT_DISCUSSION_ROUNDS,
     MAX_JUDGE_CYCLES,
@@ -341,6 +342,25 @@ def test_the_command_grammar_accepts_exactly_the_tables_protocols() -> None:
 def test_the_grammar_help_lists_the_tables_protocols() -> None:
     (row,) = [line for line in GRAMMAR_HELP.splitlines() if "<protocol>" in line]
     assert re.findall(r"`(\w+)`", row) == list(NAMES)
+
+
+def test_the_grammar_help_lists_the_tables_debate_modes() -> None:
+    (row,) = [line for line in GRAMMAR_HELP.splitlines() if "debate --full" in line]
+    for name, rule in DEBATE_MODES.items():
+        assert f"`--{name}`" in row and f"`{name}` {rule.summary}" in row
+
+
+def test_review_help_lists_every_protocol_and_debate_mode_of_the_tables() -> None:
+    from typer.testing import CliRunner
+
+    from bot.cli import app
+
+    result = CliRunner().invoke(app, ["review", "--help"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    assert f"{', '.join(NAMES[:-1])} or {NAMES[-1]}" in text
+    for name, rule in DEBATE_MODES.items():
+        assert f"{name} ({' '.join(rule.summary.split())})" in text
 
 
 def settings() -> Settings:
