@@ -69,8 +69,9 @@ def limited_advisory(advisory: Advisory) -> Advisory:
     if advisory.resolution is not Resolution.NO_QUORUM or len(valid) != 1 or not lost:
         return advisory
     (one,) = valid
+    # Each missing seat by its model: a council's seats share one persona name.
     missing = "; ".join(
-        f"the {s.persona_name} view ({_STATES.get(s.state, s.state.value)})" for s in lost
+        f"{s.persona_name} on {s.model} ({_STATES.get(s.state, s.state.value)})" for s in lost
     )
     limited = (
         f"{LIMITED_PREFIX}: 1 of {len(advisory.seats)} seats answered. Only "

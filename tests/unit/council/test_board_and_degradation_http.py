@@ -140,13 +140,36 @@ async def test_limited_advisory_at_one_of_three_is_never_green(
     assert conclusion_for(advisory, "advisory") == "neutral"
     comment = render_comment(advisory)
     assert "Limited advisory: 1 of 3 seats answered" in comment
+    lost = {s.persona_name: s.model for s in advisory.lost_seats()}
     for name in names[1:]:
-        assert f"the {name} view" in comment
+        assert f"{name} on {lost[name]} (its call failed)" in comment
     assert f"Only {names[0]}'s answer" in comment and "one reviewer's opinion" in comment
     check = render_check_run(advisory)
     assert check.title.startswith(
         "No verdict: the council could not convene: Limited advisory: 1 of 3"
     )
+
+
+async def test_a_limited_council_names_each_missing_seat_by_its_model(
+    models: FakeModelServer, registry: ProviderRegistry
+) -> None:
+    """A council's seats all sit as "Council member": the missing one is told by its model."""
+    models.default(CouncilScript().reply)
+    models.on(
+        lambda r: r.output_name == ASSESS and r.model == OPENAI.split(":", 1)[1],
+        reply=Fault.server_error(500),
+    )
+    advisory = await Engine(registry, load_catalog(), InMemoryLedger()).deliberate(
+        request("limited-council", "council")
+    )
+
+    assert advisory.resolution is Resolution.NO_QUORUM
+    comment = render_comment(advisory)
+    assert "Limited advisory: 1 of 2 seats answered" in comment
+    (lost,) = advisory.lost_seats()
+    assert lost.model == OPENAI
+    assert f"Missing: {lost.persona_name} on {OPENAI} (its call failed)." in comment
+    assert "view (" not in comment.split("Missing:")[1].split(".")[0]
 
 
 async def test_partial_synthesis_says_consensus_2_of_3_and_names_the_missing_view(
