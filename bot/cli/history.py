@@ -184,8 +184,9 @@ def print_stats(figures: UsageStats, console: Console) -> None:
     if figures.truncated:
         console.print("Only the newest deliberations were counted.", markup=False)
     personas = Table(title="Per persona")
-    for column in ("persona", "reviews", "closed", "merged", "findings", "addressed", "held up"):
-        personas.add_column(column, justify="left" if column == "persona" else "right")
+    columns = ("persona", "reviews", "closed", "merged", "findings", "addressed", "held up")
+    for column in (*columns, "outcomes scored by"):
+        personas.add_column(column, justify="right" if column in columns[1:] else "left")
     for p in figures.personas:
         held = f"{p.held_up}/{p.outcomes}" if p.outcomes else "-"
         personas.add_row(
@@ -193,8 +194,12 @@ def print_stats(figures: UsageStats, console: Console) -> None:
             *(str(n) for n in (p.reviews, p.closed, p.merged)),
             *(str(n) for n in (p.findings_raised, p.findings_addressed)),
             held,
+            scored_by(p.bases) if p.outcomes else "-",
         )
-    by_day = Table(title="Cost by day (UTC)")
+    by_day = Table(
+        title="Cost by day (UTC)",
+        caption="deliberations: by the day they started",
+    )
     for column in ("day", "cost", "deliberations"):
         by_day.add_column(column, justify="left" if column == "day" else "right")
     for d in figures.cost_by_day:
@@ -212,6 +217,12 @@ def print_stats(figures: UsageStats, console: Console) -> None:
             counts.add_row(kind, name, str(n))
     for table in (personas, by_day, by_repo, counts):
         console.print(table)
+
+
+def scored_by(bases: dict[str, int]) -> str:
+    """How a persona's outcome records were scored (`bot.review.outcomes`), every basis
+    named: "vote 4, assessment 6, finding addressed 2, legacy 0"."""
+    return ", ".join(f"{basis.replace('-', ' ')} {n}" for basis, n in bases.items())
 
 
 def matplotlib_installed() -> bool:

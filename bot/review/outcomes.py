@@ -1,30 +1,60 @@
 """What happened after the advice, scored when the pull request closes.
 
 A finding is "addressed" when the lines it points at changed between the head the council
-reviewed and the PR's final head. A persona's contribution held up when one of its findings
-was addressed, or when its vote matched what the people decided (approve and merged, reject
-and not merged). These records feed the memory layer of board scoring.
+reviewed and the PR's final head. Each valid seat's contribution is then scored against
+what the people did, and the persona outcome records how (its `basis`):
+
+- "finding-addressed": one of the seat's findings was addressed. It held up, whatever the
+  seat said and whether or not the PR merged.
+- Otherwise the seat's stance decides, and the stance is:
+  - its vote (basis "vote") in a protocol that votes (`board`, `debate`);
+  - else its assessment's verdict (basis "assessment"): the seats of `quick`, `council`
+    and `strategies` (which do not vote; a `strategies` seat's verdict is the one its
+    critique rounds left it, `bot.council.critique`), and a seat of a voting protocol
+    whose vote was invalid (it abstained).
+  A stance held up when:
+  - APPROVE: the PR merged;
+  - REJECT: the PR did not merge;
+  - CONCERNS ("mergeable, with concerns worth handling"): the PR did not go in as it
+    was: it did not merge (a merge after changes that touched one of the seat's
+    findings is the "finding-addressed" case above). A PR merged with none of its
+    findings touched did not hold the concerns up.
+
+Records made before the basis existed were re-scored by this rule where their advisory
+and outcome were still stored (migration 0007_outcome_basis); the rest say "legacy".
+These records feed the memory layer of board scoring (`bot.council.scoring`) and
+`council stats` (`bot.store.history`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 
 from bot.context.diff import hunk_ranges
-from bot.council.advisory import Advisory, MergedFinding, finding_key
+from bot.council.advisory import Advisory, MergedFinding, SeatReport, finding_key
 from bot.council.ledger import EventKind
+from bot.council.places import Place, places
 from bot.github.fetch import PullFile
 from bot.store.db import Database
 from bot.store.ledger import SqlLedger
 from bot.store.records import (
     DeliberationRecord,
+    OutcomeBasis,
     PersonaOutcome,
     record_outcome,
     record_persona_outcomes,
 )
 
-__all__ = ["Outcome", "finding_key", "record_pr_outcome", "touched"]
+__all__ = [
+    "Outcome",
+    "SeatScore",
+    "finding_key",
+    "record_pr_outcome",
+    "score_seat",
+    "stance_held_up",
+    "touched",
+]
 
 
 @dataclass(frozen=True)
@@ -34,18 +64,49 @@ class Outcome:
     unaddressed: list[str]
 
 
+@dataclass(frozen=True)
+class SeatScore:
+    held_up: bool
+    basis: OutcomeBasis
+
+
 def touched(f: MergedFinding, changed: Mapping[str, PullFile]) -> bool:
-    """Did the change after the advice touch the finding's lines (old side of the compare)?"""
-    file = changed.get(f.path)
+    """Did the change after the advice touch the finding's lines (old side of the compare),
+    at its location or at another place of the same issue (`also_at`)?"""
+    return any(_touched(place, changed) for place in places(f))
+
+
+def _touched(place: Place, changed: Mapping[str, PullFile]) -> bool:
+    path, start, end = place
+    file = changed.get(path)
     if file is None:
         return False
-    if f.start_line is None or not file.patch:
+    if start is None or not file.patch:
         return True
-    end = f.end_line or f.start_line
+    end = end or start
     return any(
-        h.source_start <= end and f.start_line <= h.source_start + max(h.source_length, 1) - 1
+        h.source_start <= end and start <= h.source_start + max(h.source_length, 1) - 1
         for h in hunk_ranges(file.patch)
     )
+
+
+def stance_held_up(stance: str, merged: bool) -> bool:
+    """APPROVE holds up when the PR merged; REJECT and CONCERNS when it did not."""
+    return merged if stance == "APPROVE" else not merged
+
+
+def score_seat(
+    seat: SeatReport, advisory: Advisory, merged: bool, addressed: Set[str]
+) -> SeatScore | None:
+    """How a valid seat's contribution held up (the module docstring's rule); None for a
+    seat whose assessment does not count."""
+    if not seat.is_valid or seat.assessment is None:
+        return None
+    if any(seat.seat_id in f.raised_by and finding_key(f) in addressed for f in advisory.findings):
+        return SeatScore(held_up=True, basis="finding-addressed")
+    if seat.vote is not None:
+        return SeatScore(held_up=stance_held_up(seat.vote.vote, merged), basis="vote")
+    return SeatScore(held_up=stance_held_up(seat.assessment.verdict, merged), basis="assessment")
 
 
 async def record_pr_outcome(
@@ -61,30 +122,20 @@ async def record_pr_outcome(
     unaddressed = [finding_key(f) for f in advisory.findings if not touched(f, changed)]
     await record_outcome(db, record.id, merged, addressed, unaddressed)
     task_type = await _task_type(db, record.id)
-    outcomes = [
-        PersonaOutcome(
-            persona_id=seat.persona_id,
-            task_type=task_type,
-            success=_held_up(
-                seat.seat_id,
-                seat.vote.vote if seat.vote else None,
-                merged,
-                advisory,
-                set(addressed),
-            ),
-        )
-        for seat in advisory.valid_seats()
-    ]
+    outcomes: list[PersonaOutcome] = []
+    for seat in advisory.valid_seats():
+        score = score_seat(seat, advisory, merged, set(addressed))
+        if score is not None:
+            outcomes.append(
+                PersonaOutcome(
+                    persona_id=seat.persona_id,
+                    task_type=task_type,
+                    success=score.held_up,
+                    basis=score.basis,
+                )
+            )
     await record_persona_outcomes(db, record.id, outcomes)
     return Outcome(merged=merged, addressed=addressed, unaddressed=unaddressed)
-
-
-def _held_up(
-    seat_id: str, vote: str | None, merged: bool, advisory: Advisory, addressed: set[str]
-) -> bool:
-    if any(seat_id in f.raised_by and finding_key(f) in addressed for f in advisory.findings):
-        return True
-    return (vote == "APPROVE" and merged) or (vote == "REJECT" and not merged)
 
 
 async def _task_type(db: Database, deliberation_id: str) -> str:

@@ -17,11 +17,18 @@ What the figures mean (`usage_stats`), over the deliberations selected:
     outcome record (their lines changed before the PR closed), or marked `fixed` in
     `pr_findings` by a later re-review (matched by path, line and title);
   - `outcomes`, `held_up`: its persona outcome records and the successful ones (a finding
-    of it addressed, or its vote matched what the people did; `bot.review.outcomes`).
+    of it addressed, or its vote, else its assessment's verdict, matched what the people
+    did; `bot.review.outcomes`);
+  - `bases`: its outcome records by how each was scored (`OUTCOME_BASES`: "vote",
+    "assessment", "finding-addressed", "legacy"), every basis listed; they add up to
+    `outcomes`.
 - cost by day and by repository: each answer's cost as its ledger records it (the
   `seat_returned` events: what was paid, on the UTC day it was paid); a deliberation whose
   ledger holds no priced answer counts its recorded `cost_usd` on the day it started. So
-  the days, the repositories and `total_cost_usd` add up to the same figure.
+  the days, the repositories and `total_cost_usd` add up to the same figure. Both tables
+  count every deliberation selected once, priced or not: a repository's, and a day's on
+  the UTC day it started (a day a deliberation started on is listed even if nothing was
+  paid on it). So each table's `deliberations` add up to `deliberations`.
 - `protocols`: deliberations by protocol; `resolutions`: by resolution (a deliberation
   without one, e.g. still running or failed, by its status).
 """
@@ -32,7 +39,7 @@ from collections import Counter, defaultdict
 from collections.abc import Collection, Sequence
 from datetime import UTC, date, datetime, time
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -47,7 +54,12 @@ from bot.store.models import (
     PersonaOutcomeRow,
     PrFindingRow,
 )
-from bot.store.records import DeliberationRecord, OutcomeRecord, get_deliberation
+from bot.store.records import (
+    OUTCOME_BASES,
+    DeliberationRecord,
+    OutcomeRecord,
+    get_deliberation,
+)
 
 __all__ = [
     "DayCost",
@@ -69,6 +81,10 @@ class _Stats(BaseModel):
     model_config = ConfigDict(frozen=True)
 
 
+def _no_bases() -> dict[str, int]:
+    return {basis: 0 for basis in OUTCOME_BASES}
+
+
 class PersonaStats(_Stats):
     persona_id: str
     reviews: int = 0
@@ -78,13 +94,14 @@ class PersonaStats(_Stats):
     findings_addressed: int = 0
     outcomes: int = 0
     held_up: int = 0
+    # Outcome records by how they were scored, every basis of `OUTCOME_BASES` in its order.
+    bases: dict[str, int] = Field(default_factory=_no_bases)
 
 
 class DayCost(_Stats):
     day: date
-    cost_usd: float = 0.0
-    # Deliberations that paid for something that day (or started that day, unpriced).
-    deliberations: int = 0
+    cost_usd: float = 0.0  # what was paid that day (UTC)
+    deliberations: int = 0  # deliberations started that day (UTC)
 
 
 class RepoCost(_Stats):
@@ -231,19 +248,24 @@ async def _outcomes(session: AsyncSession, ids: Sequence[str]) -> dict[str, Outc
     return found
 
 
-async def _persona_outcomes(
-    session: AsyncSession, ids: Sequence[str]
-) -> dict[str, tuple[int, int]]:
-    """Per persona: (outcome records, successful ones)."""
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+async def _persona_outcomes(session: AsyncSession, ids: Sequence[str]) -> dict[str, Counter[str]]:
+    """Per persona: its outcome records ("outcomes"), the successful ones ("held_up"), and
+    the records by basis (each basis's name)."""
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
     for chunk in _chunks(ids):
-        query = select(PersonaOutcomeRow.persona_id, PersonaOutcomeRow.success).where(
-            PersonaOutcomeRow.deliberation_id.in_(list(chunk))
-        )
-        for persona_id, success in (await session.execute(query)).all():
-            counts[persona_id][0] += 1
-            counts[persona_id][1] += 1 if success else 0
-    return {persona: (n, wins) for persona, (n, wins) in counts.items()}
+        query = select(
+            PersonaOutcomeRow.persona_id, PersonaOutcomeRow.success, PersonaOutcomeRow.basis
+        ).where(PersonaOutcomeRow.deliberation_id.in_(list(chunk)))
+        for persona_id, success, basis in (await session.execute(query)).all():
+            counts[persona_id].update(
+                {"outcomes": 1, "held_up": 1 if success else 0, _basis(basis): 1}
+            )
+    return counts
+
+
+def _basis(stored: str) -> str:
+    """A stored basis this code knows; anything else counts as "legacy"."""
+    return stored if stored in OUTCOME_BASES else "legacy"
 
 
 async def _paid_by_day(session: AsyncSession, ids: Sequence[str]) -> dict[str, dict[date, float]]:
@@ -282,7 +304,7 @@ def _persona_stats(
     records: Sequence[DeliberationRecord],
     outcomes: dict[str, OutcomeRecord],
     fixed: set[tuple[str, int, str, int | None, str]],
-    persona_outcomes: dict[str, tuple[int, int]],
+    persona_outcomes: dict[str, Counter[str]],
 ) -> list[PersonaStats]:
     stats: dict[str, dict[str, int]] = defaultdict(Counter)
     for record in records:
@@ -307,10 +329,17 @@ def _persona_stats(
             for persona in {persona_of[s] for s in finding.raised_by if s in persona_of}:
                 stats[persona]["findings_raised"] += 1
                 stats[persona]["findings_addressed"] += 1 if was_fixed else 0
-    for persona, (n, wins) in persona_outcomes.items():
-        stats[persona]["outcomes"] += n
-        stats[persona]["held_up"] += wins
-    found = [PersonaStats(persona_id=p, **counts) for p, counts in stats.items()]
+    for persona, counted in persona_outcomes.items():
+        stats[persona]["outcomes"] += counted["outcomes"]
+        stats[persona]["held_up"] += counted["held_up"]
+    found = [
+        PersonaStats(
+            persona_id=p,
+            **counts,
+            bases={b: persona_outcomes.get(p, Counter())[b] for b in OUTCOME_BASES},
+        )
+        for p, counts in stats.items()
+    ]
     return sorted(found, key=lambda s: (-s.reviews, s.persona_id))
 
 
@@ -329,11 +358,13 @@ def _costs(
         )
         for day, cost in by_day.items():
             day_cost[day] += cost
-            day_count[day] += 1
+        started = record.created_at.astimezone(UTC).date()
+        day_count[started] += 1
         repo_cost[record.repo] += sum(by_day.values())
         repo_count[record.repo] += 1
     days = [
-        DayCost(day=d, cost_usd=day_cost[d], deliberations=day_count[d]) for d in sorted(day_cost)
+        DayCost(day=d, cost_usd=day_cost.get(d, 0.0), deliberations=day_count[d])
+        for d in sorted(day_cost.keys() | day_count.keys())
     ]
     repos = sorted(
         (RepoCost(repo=r, cost_usd=repo_cost[r], deliberations=repo_count[r]) for r in repo_count),

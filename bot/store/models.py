@@ -150,6 +150,9 @@ class PersonaOutcomeRow(Base):
     persona_id: Mapped[str] = mapped_column(String(128))
     task_type: Mapped[str] = mapped_column(String(128))
     success: Mapped[bool] = mapped_column(Boolean)
+    # How `success` was decided (`bot.store.records.OutcomeBasis`); rows older than the
+    # column that could not be re-scored say "legacy".
+    basis: Mapped[str] = mapped_column(String(32), server_default="legacy")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now)
 
 

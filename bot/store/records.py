@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Sequence
 from datetime import date, datetime
 from enum import StrEnum
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Select, case, delete, func, select
@@ -31,10 +32,12 @@ from bot.store.models import (
 )
 
 __all__ = [
+    "OUTCOME_BASES",
     "DeliberationNotFoundError",
     "DeliberationRecord",
     "DeliberationStatus",
     "InstallationRecord",
+    "OutcomeBasis",
     "OutcomeRecord",
     "PersonaOutcome",
     "PersonaTrackRecord",
@@ -114,12 +117,21 @@ class OutcomeRecord(_Record):
     unaddressed_findings: list[str]
 
 
+# How a persona outcome was scored (`bot.review.outcomes` gives the rule): a finding of the
+# seat addressed, its vote, its assessment's verdict, or "legacy": made before the basis
+# was recorded and not re-scored (migration 0007_outcome_basis).
+OutcomeBasis = Literal["vote", "assessment", "finding-addressed", "legacy"]
+OUTCOME_BASES: tuple[OutcomeBasis, ...] = get_args(OutcomeBasis)
+
+
 class PersonaOutcome(_Record):
-    """Whether one persona's contribution held up, for one task type of one deliberation."""
+    """Whether one persona's contribution held up, for one task type of one deliberation,
+    and how that was decided."""
 
     persona_id: str
     task_type: str
     success: bool
+    basis: OutcomeBasis
 
 
 class PersonaTrackRecord(_Record):
@@ -360,6 +372,7 @@ async def record_persona_outcomes(
                 persona_id=outcome.persona_id,
                 task_type=outcome.task_type,
                 success=outcome.success,
+                basis=outcome.basis,
             )
             for outcome in outcomes
         )

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
+from bot.council.advisory import Advisory
 from bot.store.db import Database
+from bot.store.history import PersonaStats, usage_stats
 from bot.store.records import add_cost, get_installation, get_outcome, latest_for_pr
 from tests.support.council_answers import CouncilScript
 from tests.support.github_server import FakeGitHub, app_keypair
@@ -338,7 +340,11 @@ async def test_help_replies_with_the_grammar_and_config(app: App, gh: FakeGitHub
     assert "/council cancel" in reply.body and "protocol: board" in reply.body
 
 
-async def test_closing_records_the_outcome(app: App, gh: FakeGitHub) -> None:
+async def test_closing_records_the_outcome(
+    app: App, gh: FakeGitHub, models: FakeModelServer
+) -> None:
+    """A `quick` review (no vote) of a PR that then merges: the seat whose finding the push
+    fixed held up by it, the approving seats by their assessment (`bot.review.outcomes`)."""
     script = CouncilScript(
         findings={
             "Application Security Reviewer": [
@@ -354,11 +360,18 @@ async def test_closing_records_the_outcome(app: App, gh: FakeGitHub) -> None:
             ]
         }
     )
+    models.default(script.reply)
     comment_id = gh.add_comment(REPO, PR, "/council quick", user=AUTHOR)
     await app.deliver("issue_comment", comment_event("/council quick", comment_id=comment_id))
     await eventually(lambda: completed(gh), what="the advisory")
     fixed = unique_sha()
-    gh.push(REPO, PR, head_sha=fixed, diff=DIFF.replace('"admin"', '"never"'))
+    gh.push(
+        REPO,
+        PR,
+        head_sha=fixed,
+        diff=DIFF.replace('"admin"', '"never"'),
+        files_at_head={**FILES, "app/auth.py": FILES["app/auth.py"].replace('"admin"', '"never"')},
+    )
     gh.close_pull(REPO, PR, merged=True)
     await app.deliver("pull_request", pull_request_event("closed", sha=fixed, merged=True))
     await drained(app)
@@ -368,8 +381,21 @@ async def test_closing_records_the_outcome(app: App, gh: FakeGitHub) -> None:
     assert record is not None
     outcome = await eventually_async(lambda: get_outcome(db, record.id))
     assert outcome.merged is True
+    assert outcome.addressed_findings == ["app/auth.py:2-3:Hard-coded admin password"]
+    stats = await eventually_async(lambda: _scored_personas(db))
     await db.dispose()
-    assert script
+    advisory = Advisory.model_validate_json(record.advisory_json or "")
+    assert advisory.protocol == "quick" and len(advisory.valid_seats()) == 3
+    assert all(s.vote is None and s.assessment for s in advisory.valid_seats())
+    held = {p.persona_id: (p.held_up, p.outcomes) for p in stats}
+    assert held == {s.persona_id: (1, 1) for s in advisory.valid_seats()}
+    bases = {p.persona_id: {b: n for b, n in p.bases.items() if n} for p in stats}
+    assert bases.pop("appsec-reviewer") == {"finding-addressed": 1}
+    assert bases and all(b == {"assessment": 1} for b in bases.values())
+
+
+async def _scored_personas(db: Database) -> list[PersonaStats]:
+    return [p for p in (await usage_stats(db, repos=[REPO])).personas if p.outcomes]
 
 
 async def eventually_async(fetch: Any, timeout: float = 20.0) -> Any:

@@ -11,14 +11,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 from typer.testing import CliRunner
 
 from bot.cli import app
@@ -26,6 +28,7 @@ from bot.council.advisory import Advisory
 from bot.council.engine import Engine
 from bot.council.personas import load_catalog
 from bot.providers import ProviderRegistry
+from bot.review.outcomes import record_pr_outcome
 from bot.store.db import Database
 from bot.store.findings import RaisedFinding, mark, record_raised
 from bot.store.history import deliberation_history, load_transcript, usage_stats
@@ -34,6 +37,7 @@ from bot.store.records import (
     DeliberationStatus,
     PersonaOutcome,
     create_deliberation,
+    get_deliberation,
     record_outcome,
     record_persona_outcomes,
     set_status,
@@ -128,7 +132,8 @@ async def _build(models: FakeModelServer, path: Path) -> Store:
         await record_persona_outcomes(
             db,
             board_id,
-            [PersonaOutcome(persona_id=s.persona_id, task_type="general", success=True)
+            [PersonaOutcome(persona_id=s.persona_id, task_type="general", success=True,
+                            basis="finding-addressed")
              for s in board.valid_seats()],
         )  # fmt: skip
         # o/other#2: a re-review marked its finding fixed.
@@ -247,11 +252,81 @@ def test_stats_json_counts_personas_protocols_and_cost_by_day(store: Store) -> N
     assert total > 0
     assert [d["day"] for d in stats["cost_by_day"]] == [TODAY]
     assert stats["cost_by_day"][0]["cost_usd"] == pytest.approx(total, rel=1e-6)
-    assert stats["cost_by_day"][0]["deliberations"] == 2
+    # All three started today, the running one too (it paid nothing yet).
+    assert stats["cost_by_day"][0]["deliberations"] == 3
     by_repo = {r["repo"]: r["cost_usd"] for r in stats["cost_by_repo"]}
     assert by_repo["o/r"] == pytest.approx(store.board.usage.cost_usd, rel=1e-6)
     assert by_repo["o/other"] == pytest.approx(store.quick.usage.cost_usd, rel=1e-6)
     assert stats["total_cost_usd"] == pytest.approx(total, rel=1e-6)
+
+
+def yesterday_now() -> datetime:
+    """This time yesterday, naive UTC, as SQLite stores it (`bot.store.models.UtcDateTime`)."""
+    return datetime.now(UTC).replace(tzinfo=None) - timedelta(days=1)
+
+
+def _close_quick_started_yesterday(store: Store) -> None:
+    """o/other#2 merges as reviewed (no push after the advice), through the outcome path a
+    closed PR takes; and its deliberation started before midnight: its answers were paid
+    today (the ledger's), the day before it started on has no cost."""
+
+    async def change() -> None:
+        db = Database(store.url)
+        try:
+            await db.connect()
+            record = await get_deliberation(db, store.quick_id)
+            assert record is not None
+            await record_pr_outcome(db, record, {}, merged=True)
+            async with db.session() as session:
+                await session.execute(
+                    text("UPDATE deliberations SET created_at = :at WHERE id = :id"),
+                    {"at": yesterday_now(), "id": store.quick_id},
+                )
+        finally:
+            await db.dispose()
+
+    asyncio.run(change())
+
+
+def test_stats_say_how_each_outcome_was_scored_and_its_tables_agree(store: Store) -> None:
+    _close_quick_started_yesterday(store)
+    yesterday = (datetime.now(UTC).date() - timedelta(days=1)).isoformat()
+
+    stats = json.loads(council(store, "stats", "--json").stdout)
+
+    board, quick = _seat_personas(store.board), _seat_personas(store.quick)
+    assert all(s.assessment and s.assessment.verdict == "APPROVE" for s in store.quick.seats)
+    personas = {p["persona_id"]: p for p in stats["personas"]}
+    for persona, p in personas.items():
+        # o/r#1's seats held up by their addressed finding; o/other#2's (quick, no vote,
+        # approving, merged) by their assessment.
+        assert p["bases"] == {
+            "vote": 0,
+            "assessment": int(persona in quick),
+            "finding-addressed": int(persona in board),
+            "legacy": 0,
+        }
+        assert p["outcomes"] == p["held_up"] == sum(p["bases"].values())
+    # The day and repository tables cover the same deliberations and the same money.
+    by_day, by_repo = stats["cost_by_day"], stats["cost_by_repo"]
+    assert sum(d["deliberations"] for d in by_day) == stats["deliberations"] == 3
+    assert sum(r["deliberations"] for r in by_repo) == stats["deliberations"]
+    assert sum(d["cost_usd"] for d in by_day) == pytest.approx(stats["total_cost_usd"])
+    assert sum(r["cost_usd"] for r in by_repo) == pytest.approx(stats["total_cost_usd"])
+    assert [(d["day"], d["deliberations"]) for d in by_day] == [(yesterday, 1), (TODAY, 2)]
+    assert by_day[0]["cost_usd"] == 0 and by_day[1]["cost_usd"] > 0
+
+    table = council(store, "stats")
+    assert table.exit_code == 0, table.output
+    cells = [(line.split(), line) for line in table.stdout.splitlines()]
+    rows = {words[1]: line for words, line in cells if len(words) > 1 and words[1] in personas}
+    assert set(rows) == set(personas)
+    for persona, line in rows.items():
+        finding_addressed = int(persona in board)
+        assert f"vote 0, assessment {int(persona in quick)}, " in line
+        assert f"finding addressed {finding_addressed}, legacy 0" in line
+    assert re.search(rf"{yesterday} +│ +\$0\.0000 +│ +1 +│", table.stdout)
+    assert re.search(rf"{TODAY} +│ +\${stats['total_cost_usd']:.4f} +│ +2 +│", table.stdout)
 
 
 def test_stats_restricted_to_a_repository_and_a_day(store: Store) -> None:

@@ -149,14 +149,14 @@ async def test_migrates_an_empty_database_to_head_and_again(fresh_url: str) -> N
         assert await db.schema_revision() is None
         await db.connect()
         await db.connect()
-        assert await db.schema_revision() == Database.head_revision() == "0006_answer_sizes"
+        assert await db.schema_revision() == Database.head_revision() == "0007_outcome_basis"
         # The revision creates exactly what the models declare.
         async with db.engine.connect() as connection:
             assert await connection.run_sync(_schema_diff) == []
     finally:
         await db.dispose()
     async with Database(fresh_url) as reopened:
-        assert await reopened.schema_revision() == "0006_answer_sizes"
+        assert await reopened.schema_revision() == "0007_outcome_basis"
 
 
 async def test_a_database_at_the_previous_revision_keeps_its_pending_deliveries(
@@ -184,7 +184,7 @@ async def test_a_database_at_the_previous_revision_keeps_its_pending_deliveries(
     await engine.dispose()
 
     async with Database(fresh_url) as db:
-        assert await db.schema_revision() == "0006_answer_sizes"
+        assert await db.schema_revision() == "0007_outcome_basis"
         (kept,) = await oldest_pending(db, 10)
     assert (kept.delivery_id, kept.job_id, kept.body_digest) == ("d-1", "j-1", "ab" * 32)
 
@@ -215,7 +215,7 @@ async def test_a_database_at_0005_keeps_its_findings_and_learns_answer_sizes(
     await engine.dispose()
 
     async with Database(fresh_url) as db:
-        assert await db.schema_revision() == "0006_answer_sizes"
+        assert await db.schema_revision() == "0007_outcome_basis"
         async with db.session(readonly=True) as session:
             kept = (await session.execute(text("SELECT title, status FROM pr_findings"))).all()
         assert [tuple(row) for row in kept] == [("Unbounded retry", "open")]
@@ -255,7 +255,7 @@ async def test_two_processes_migrate_one_database_at_once(fresh_url: str, tmp_pa
 
     assert [code for code, _ in results] == [0, 0], [out.decode()[-2000:] for _, out in results]
     async with Database(fresh_url) as db:
-        assert await db.schema_revision() == "0006_answer_sizes"
+        assert await db.schema_revision() == "0007_outcome_basis"
         assert (await new_deliberation(db)).status is DeliberationStatus.RUNNING
 
 
@@ -437,7 +437,9 @@ async def test_persona_track_records(db: Database) -> None:
     for persona, outcomes in history.items():
         for task_type, success in outcomes:
             deliberation = await new_deliberation(db)
-            outcome = PersonaOutcome(persona_id=persona, task_type=task_type, success=success)
+            outcome = PersonaOutcome(
+                persona_id=persona, task_type=task_type, success=success, basis="vote"
+            )
             await records.record_persona_outcomes(db, deliberation.id, [outcome])
             # A redelivered close replaces, not adds.
             await records.record_persona_outcomes(db, deliberation.id, [outcome])
