@@ -11,16 +11,25 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from bot.cli.exits import EXIT_USAGE
+from bot.cli.usage import fail, settings_or_fail
 
 if TYPE_CHECKING:
     from bot.review import Catalog
+    from bot.review.assemble import PreparedReview
 
 
 def agents(
     diff: Annotated[
         str | None,
         typer.Option("--diff", help="Score the catalog against this diff (- for stdin)."),
+    ] = None,
+    base: Annotated[
+        str | None,
+        typer.Option(
+            "--base",
+            help="Score the catalog against HEAD compared with this ref, its commit subjects "
+            "read as a pull request's (as `council review --base`).",
+        ),
     ] = None,
     explain_scores: Annotated[
         bool, typer.Option("--explain", help="Show every point each persona scored and why.")
@@ -29,57 +38,50 @@ def agents(
         list[Path] | None,
         typer.Option("--agents-dir", help="Extra persona directory that overrides by id."),
     ] = None,
-    size: Annotated[int, typer.Option("--size", help="Board size.")] = 5,
+    size: Annotated[
+        int | None, typer.Option("--size", help="Board size (default: board.default_size).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """List the persona catalog; with --diff, score it and show the board."""
+    """List the persona catalog; with --diff or --base, score it and show the board.
+
+    The board is the one `council review --dry-run --protocol board` seats for the same
+    change (the same preparation and convening, bot/review/plan.py `plan_review`): the
+    working tree's `.github/council.yml` (pins, board size) and personas apply, and the PR's
+    words are what the change carries - a diff file has none, `--base` reads the commit
+    subjects."""
     # Imported here, not at the top: `council --help` loads this module too.
-    from bot.review import load_catalog
+    from bot.review import explain, load_catalog, score_catalog
 
     console = Console()
-    catalog = load_catalog(extra or [])
-    for issue in catalog.issues:
-        Console(stderr=True).print(f"warning: {issue}", highlight=False)
-    if diff is None:
+    err = Console(stderr=True)
+    if diff is None and base is None:
+        catalog = load_catalog(extra or [])
+        for issue in catalog.issues:
+            err.print(f"warning: {issue}", highlight=False)
         _list(catalog, console, as_json)
         return
-    from bot.review import DEFAULT_BUDGET, explain, score_catalog, select_board
-    from bot.review.inputs import council_inputs
-    from bot.review.local import DiffError, read_diff_file
-    from bot.review.localrepo import build_local_context
-
-    try:
-        change = read_diff_file(diff)
-    except DiffError as error:
-        Console(stderr=True).print(f"error: {error}")
-        raise typer.Exit(EXIT_USAGE) from None
-    built = asyncio.run(build_local_context(change, DEFAULT_BUDGET))
-    _, signals, _ = council_inputs(built, "Review this pull request")
-    scored = score_catalog(catalog, signals)
-    board = select_board(scored, size=size, min_size=min(3, size), languages=signals.languages)
+    if diff is not None and base is not None:
+        fail(err, "--diff and --base choose the change two ways: give one")
+    prepared, ids, notes = asyncio.run(_board(diff, base, extra or [], size, err))
+    signals = prepared.signals
+    scored = score_catalog(prepared.setup.catalog, signals)  # no records, as the dry run
     if as_json:
-        typer.echo(
-            json.dumps(
-                {
-                    "signals": signals.model_dump(mode="json"),
-                    "scores": [
-                        {
-                            "persona": s.id,
-                            "division": s.division,
-                            "semantic": s.semantic,
-                            "heuristic": s.heuristic,
-                            "metadata": s.metadata,
-                            "memory": s.memory,
-                            "total": s.total,
-                        }
-                        for s in scored
-                    ],
-                    "board": board.ids,
-                    "notes": list(board.notes),
-                },
-                indent=2,
-            )
-        )
+        scores = [
+            {
+                "persona": s.id,
+                "division": s.division,
+                "semantic": s.semantic,
+                "heuristic": s.heuristic,
+                "metadata": s.metadata,
+                "memory": s.memory,
+                "total": s.total,
+                "missing_evidence": s.missing_evidence,
+            }
+            for s in scored
+        ]
+        found = {"signals": signals.model_dump(mode="json"), "scores": scores}
+        typer.echo(json.dumps({**found, "board": ids, "notes": notes}, indent=2))
         return
     console.print(
         f"Signals: languages {', '.join(signals.languages) or '-'}; areas "
@@ -88,9 +90,41 @@ def agents(
     )
     for line in explain(scored, details=explain_scores):
         typer.echo(line)
-    console.print(f"\nBoard: {', '.join(board.ids)}", highlight=False)
-    for note in board.notes:
+    console.print(f"\nBoard: {', '.join(ids)}", highlight=False)
+    for note in notes:
         console.print(f"note: {note}", highlight=False)
+
+
+async def _board(
+    diff: str | None, base: str | None, extra: list[Path], size: int | None, err: Console
+) -> tuple[PreparedReview, list[str], list[str]]:
+    """The change prepared and the board convened as `council review --dry-run --protocol
+    board` does: the prepared review, the seated ids and the board's notes."""
+    from dataclasses import replace
+
+    from bot.review import ConveneError, load_catalog
+    from bot.review.assemble import ReviewError, ReviewOptions, prepare_review
+    from bot.review.local import DiffError, read_branch, read_diff_file, work_tree_root
+    from bot.review.plan import plan_review
+    from bot.review.setup import local_setup
+    from bot.review.sources import LocalSource
+
+    settings = settings_or_fail(err)
+    try:
+        change = read_diff_file(diff) if diff is not None else read_branch(base)
+        setup = local_setup(settings, root=work_tree_root())
+        if extra:
+            catalog = setup.catalog.overridden_by(load_catalog(extra, builtin=False))
+            setup = replace(setup, catalog=catalog)
+        for issue in setup.catalog.issues:
+            err.print(f"warning: {issue}", highlight=False)
+        options = ReviewOptions(protocol="board", size=size)
+        prepared = await prepare_review(LocalSource(change), setup, settings, options, available=[])
+        plan = await plan_review(prepared, settings)
+    except (ConveneError, DiffError, ReviewError) as error:
+        fail(err, str(error))
+    notes = [n for n in plan.notes if n not in prepared.notes]  # the board's, not the source's
+    return prepared, [s.persona_id for s in plan.seats], notes
 
 
 def _list(catalog: Catalog, console: Console, as_json: bool) -> None:

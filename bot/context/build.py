@@ -125,7 +125,7 @@ async def build_context(
     kept = {f.path for f in considered}
     heads, imports = await read_heads(wanted, kept, heads, early, reader)
     files = with_imports(files, heads, imports, text)
-    signals = compute_signals([f.facts for f in files], heads)
+    signals = compute_signals([f.facts for f in files], heads, meta)
     sendable = [redacted(f, text, redactor) for f in considered]
     for f in unconsidered:
         redactor.counts.update(f.path_redactions or {})  # its path is listed, redacted

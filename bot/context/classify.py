@@ -147,42 +147,82 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
 _ARTIFACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(rx, re.IGNORECASE))
     for kind, rx in (
-        ("migration", r"(?:^|/)(?:migrations?|alembic/versions|db/migrate)/|migration"),
+        ("migration", r"(?:^|/)(?:migrations?|alembic/versions|db/migrate|db/migration)/"
+         r"|(?:^|/)V\d+(?:[._]\d+)*__[^/]+\.sql$"),
         ("sql", r"\.sql$"),
-        ("orm-model", r"(?:^|/)models?(?:\.py|\.rb|\.ts|/)|entities?/"),
-        ("dockerfile", r"(?:^|/)dockerfile[^/]*$|\.dockerfile$"),
+        ("schema", r"\.(?:prisma|dbml)$|(?:^|/)(?:schema\.rb|structure\.sql|schema\.sql)$"),
+        # A path named like a model module; kept only when the file is database code
+        # (bot/context/signals.py: an ORM import or database lines), so a machine-learning
+        # `models/` directory is not a schema.
+        ("orm-model", r"(?:^|/)(?:\w+_)?models?\.(?:py|rb|ts|js)$|(?:^|/)(?:models?|entities?)/"
+         r"|entity\.(?:java|kt|cs)$"),
+        ("dockerfile", r"(?:^|/)dockerfile[^/]*$|\.dockerfile$|(?:^|/)containerfile$"),
+        ("container", r"(?:^|/)(?:docker|containers?|\.devcontainer)/|(?:^|/)\.dockerignore$"
+         r"|(?:^|/)(?:docker-)?entrypoint[^/]*\.sh$"),
         ("compose", r"(?:^|/)(?:docker-)?compose[^/]*\.ya?ml$"),
-        ("kubernetes-manifest", r"(?:^|/)(?:k8s|kubernetes|manifests)/.*\.ya?ml$"),
+        ("kubernetes-manifest", r"(?:^|/)(?:k8s|kubernetes|manifests)/.*\.ya?ml$"
+         r"|(?:^|/)(?:kustomization|skaffold)\.ya?ml$"),
         ("helm-chart", r"(?:^|/)(?:charts?/|chart\.yaml$|values[^/]*\.yaml$)"),
         ("terraform", r"\.(?:tf|tfvars|hcl)$"),
-        ("workflow", r"(?:^|/)\.github/workflows/|\.gitlab-ci\.yml$|jenkinsfile$|\.circleci/"),
+        ("deploy-manifest", r"(?:^|/)(?:deploy|deployments?|infra|ansible|systemd)/"
+         r"|(?:^|/)(?:procfile|fly\.toml|vercel\.json|netlify\.toml|render\.ya?ml"
+         r"|serverless\.ya?ml)$|\.service$"),
+        ("workflow", r"(?:^|/)\.github/(?:workflows|actions)/|\.gitlab-ci\.yml$|jenkinsfile$"
+         r"|\.circleci/|(?:^|/)azure-pipelines\.ya?ml$|(?:^|/)\.travis\.yml$|\.buildkite/"
+         r"|(?:^|/)bitbucket-pipelines\.yml$|(?:^|/)\.drone\.ya?ml$|(?:^|/)cloudbuild\.ya?ml$"),
+        ("build", r"(?:^|/)(?:g?makefile|cmakelists\.txt|meson\.build|justfile)$"
+         r"|\.(?:mk|cmake)$|(?:^|/)\.goreleaser\.ya?ml$"),
         ("openapi", r"(?:openapi|swagger)[^/]*\.(?:ya?ml|json)$"),
         ("protobuf", r"\.proto$"),
         ("graphql-schema", r"\.(?:graphql|gql)$"),
         ("json-schema", r"\.schema\.json$"),
         ("lockfile", r"(?:\.lock|lock\.json|lock\.yaml|(?:^|/)go\.sum)$"),
-        ("changelog", r"(?:^|/)(?:changelog|changes|history)[^/]*$"),
-        ("readme", r"(?:^|/)readme[^/]*$"),
+        ("changelog", r"(?:^|/)(?:changelog|changes|history|news|releases?)"
+         r"(?:\.(?:md|rst|txt|adoc))?$"),
+        ("readme", r"(?:^|/)readme(?:\.[a-z]+)?$"),
         ("adr", r"(?:^|/)docs?/(?:adr|decisions)/"),
         ("architecture-doc", r"(?:^|/)architecture[^/]*\.(?:md|rst)$"),
-        ("markdown", r"\.(?:md|rst|adoc)$"),
+        ("markdown", r"\.(?:md|mdx|rst|adoc)$"),
+        ("docs", r"(?:^|/)(?:docs?|documentation)/|(?:^|/)(?:mkdocs\.ya?ml|\.readthedocs\.ya?ml)$"),
         ("benchmark", r"(?:^|/)(?:bench|benchmarks?)/|_bench(?:mark)?\.\w+$"),
         ("fixture", r"(?:^|/)(?:fixtures?|testdata)/"),
         ("snapshot", r"\.snap$|__snapshots__/"),
         ("type-stubs", r"\.pyi$|\.d\.ts$"),
-        ("component", r"(?:^|/)components?/|\.(?:jsx|tsx|vue|svelte)$"),
-        ("stylesheet", r"\.(?:css|scss|sass|less)$"),
-        ("template", r"(?:^|/)templates?/|\.(?:html|jinja2?|j2|erb|hbs)$"),
+        # Frontend files: components (markup in code), stylesheets, markup templates, and
+        # script under a directory that holds a web front end.
+        ("component", r"\.(?:jsx|tsx|vue|svelte|astro)$"
+         r"|(?:^|/)components?/(?:[^/]+/)*[^/]+\.(?:js|mjs|ts)$"),
+        ("stylesheet", r"\.(?:css|scss|sass|less|styl)$"),
+        ("template", r"\.(?:html?|jinja2?|erb|hbs|handlebars|ejs|njk|twig|liquid|mustache)$"),
+        ("frontend-script", r"(?:^|/)(?:web|webview-ui|frontend|client|www|static|public|pages)/"
+         r"(?:[^/]+/)*[^/]+\.(?:js|mjs|cjs|jsx|ts|tsx)$"),
         ("alerting-rules", r"(?:alert|rules)[^/]*\.ya?ml$"),
         ("dashboard", r"dashboards?/.*\.json$"),
         ("feature-flag-config", r"(?:feature[-_]?flags?|flags)[^/]*\.(?:ya?ml|json|toml)$"),
         ("config", r"\.(?:ya?ml|toml|ini|cfg|conf|env)$|(?:^|/)\.[^/]+rc$"),
     )
+)  # fmt: skip
+# Kinds read from a file's lines, not its path (bot/context/signals.py): code that talks to
+# a database.
+LINE_KINDS = ("database-query",)
+# Every kind `artifact_types` and the signals can name a changed file: what a persona's
+# `requires_files` may list (bot/council/evidence.py keeps its own copy; a test holds the two
+# together).
+ARTIFACT_KINDS = frozenset(
+    {kind for kind, _ in _ARTIFACTS}
+    | {"package-manifest", "requirements", "lockfile", "test", "source", *LINE_KINDS}
 )
+
+
+# Kinds a directory name gives: not to a code file in it (`infra/Store.java` is code), but
+# to a shell script (`deploy/install.sh`), a manifest or a config file.
+_DIRECTORY_KINDS = frozenset({"container", "deploy-manifest"})
 
 
 def artifact_types(path: str, language: str | None, is_test: bool) -> set[str]:
     found = {kind for kind, rx in _ARTIFACTS if rx.search(path)}
+    if language in CODE_LANGUAGES and language != "shell":
+        found -= _DIRECTORY_KINDS
     name = PurePosixPath(path).name.lower()
     if is_manifest(path):
         found.add("package-manifest")

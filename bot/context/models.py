@@ -125,6 +125,34 @@ class CodeLocation(BaseModel):
     line: int
 
 
+IntentSource = Literal["title", "description", "commit"]
+
+
+class IntentWord(BaseModel):
+    """A word of the PR's own that says what kind of change it is ("fix" in the title,
+    "CVE-2024-3094" in a commit subject), and the intent it names (bot/context/intent.py)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    intent: str  # "bug-fix", "performance", "security", ...
+    word: str  # as it was found, lowercased
+    source: IntentSource
+
+
+class ChangeEvidence(BaseModel):
+    """What an added line does, for the board (bot/context/constructs.py): `concept` (a
+    touched area: "concurrency", "security", "database", ...), what it does ("uses trio
+    (nursery.start_soon)", "sits beside an access check (...)") and the first head line
+    it was seen at."""
+
+    model_config = ConfigDict(frozen=True)
+
+    concept: str
+    what: str
+    path: str
+    line: int
+
+
 class Signals(BaseModel):
     """What the change is about, for board scoring and for the prompt."""
 
@@ -143,6 +171,11 @@ class Signals(BaseModel):
     trojan_source: list[CodeLocation] = Field(default_factory=list)
     non_utf8_files: list[str] = Field(default_factory=list)
     binary_files: list[str] = Field(default_factory=list)
+    # Seating by evidence: the PR's words (title, description, commit subjects), what the
+    # added lines do, and a changed path for each kind in `artifact_types`.
+    intent: list[IntentWord] = Field(default_factory=list)
+    evidence: list[ChangeEvidence] = Field(default_factory=list)
+    artifact_paths: dict[str, str] = Field(default_factory=dict)
 
 
 class BuiltContext(BaseModel):

@@ -10,17 +10,26 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from bot.context.classify import CODE_LANGUAGES, artifact_types, is_manifest
+from bot.context.constructs import (
+    DATABASE_IMPORTS,
+    QUERY_HINT,
+    around_evidence,
+    line_evidence,
+)
 from bot.context.diff import ParsedFile
 from bot.context.imports import imports_of
+from bot.context.intent import intent_words
 from bot.context.manifests import dependency_changes
 from bot.context.models import (
     ChangedFile,
+    ChangeEvidence,
     CodeLocation,
     DependencyChange,
+    PullRequestMeta,
     RiskyPattern,
     Signals,
 )
@@ -50,50 +59,8 @@ _AREA_PATHS: dict[str, re.Pattern[str]] = {
         "frontend": r"\.(?:css|scss|html|jsx|tsx|vue|svelte)$|components?/",
     }.items()
 }
-# Applied to the lowercased added lines, after a substring check for any of the hints.
-_AREA_LINES: dict[str, tuple[tuple[str, ...], re.Pattern[str]]] = {
-    area: (hints, re.compile(rx))
-    for area, hints, rx in (
-        (
-            "security",
-            ("passw", "secret", "jwt", "bcrypt", "hashlib", "hmac", "crypto", "csrf",
-             "permission", "authori", "authenticat", "acl", "sanitiz", "escape(", "verify_",
-             "x509", "oauth"),
-            r"passw(?:or)?d|secret|jwt|bcrypt|hashlib|hmac|crypto|csrf|permission|authori[sz]"
-            r"|authenticat|\bacl\b|sanitiz|escape\(|verify_|x509|oauth",
-        ),
-        (
-            "database",
-            ("select", "insert", "update", "delete", "create", "alter", "session.query",
-             ".objects.", "foreignkey", "column(", "@entity", "gorm."),
-            r"\b(?:select\s.+\sfrom|insert\s+into|update\s+\w+\s+set|delete\s+from"
-            r"|create\s+(?:table|index)|alter\s+table)\b|session\.query|\.objects\.|foreignkey"
-            r"|column\(|@entity\b|\bgorm\.",
-        ),
-        (
-            "public-api",
-            ("@app.", "@router.", "@bp.", "@api.", "mapping", "handlefunc(", "app.get(",
-             "app.post(", "app.put("),
-            r"@(?:app|router|bp|api)\.(?:get|post|put|patch|delete|route)\b"
-            r"|@(?:get|post|put|delete|request)mapping|\bhandlefunc\(|\bapp\.(?:get|post|put)\(",
-        ),
-        (
-            "concurrency",
-            ("mutex", "semaphore", "thread", "taskgroup", "asyncio.", "go func", "sync.",
-             "synchronized", "tokio::spawn", "atomic", "executorservice", "promise.all", "chan "),
-            r"\bmutex\b|\bsemaphore\b|threading|\bthread\(|taskgroup|asyncio\."
-            r"(?:gather|create_task|lock)|\bgo\s+func\b|sync\.(?:mutex|waitgroup)|synchronized"
-            r"|tokio::spawn|\batomic|executorservice|promise\.all|\bchan\s",
-        ),
-        (
-            "performance",
-            ("lru_cache", "@cache", "memoi", "benchmark", "profil", "o(n", "prefetch",
-             "batch_size", "pool_size"),
-            r"lru_cache|@cache\b|memoi[sz]|benchmark|profil|\bo\(n|prefetch|batch_size|pool_size",
-        ),
-    )
-}  # fmt: skip
 _DOC_SUFFIXES = (".md", ".rst", ".txt", ".adoc")
+MAX_EVIDENCE = 20  # what the added lines do: the first this many findings are kept
 _DOC_NAMES = re.compile(r"^(?:license|copying|authors|notice|changelog|readme)", re.IGNORECASE)
 
 _RISKY: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -184,6 +151,8 @@ class FileFacts:
     trojan: list[CodeLocation]
     dependencies: list[DependencyChange]
     imports: list[str] | None  # of the added lines (code files); None: read from the head
+    # What the added lines do (bot/context/constructs.py), with the first line of each.
+    evidence: list[ChangeEvidence] = field(default_factory=list)
 
     @property
     def path(self) -> str:
@@ -204,27 +173,44 @@ def file_facts(
     imports = None
     if code and with_imports:
         imports = imports_of("\n".join(t for _, t in parsed.added_lines), parsed.info.language)
+    evidence = []
+    if code and not parsed.info.is_test:
+        evidence = line_evidence(parsed.path, parsed.info.language, parsed.added_lines)
+    areas = file_areas(parsed, evidence)  # what the added lines do, not the lines around
+    if code and not parsed.info.is_test and not any(e.concept == "security" for e in evidence):
+        beside = around_evidence(parsed.path, around_lines(parsed))
+        evidence += [beside] if beside is not None else []
     return FileFacts(
         info=parsed.info,
-        areas=file_areas(parsed),
+        areas=areas,
         risky=risky_patterns(parsed) if code else [],
         trojan=trojan_source([parsed]),
         dependencies=dependencies,
         imports=imports,
+        evidence=evidence,
     )
 
 
-def compute_signals(files: Sequence[FileFacts], heads: Mapping[str, str]) -> Signals:
+def compute_signals(
+    files: Sequence[FileFacts],
+    heads: Mapping[str, str],
+    meta: PullRequestMeta | None = None,
+) -> Signals:
     """`files` carry their classification (language, test, exclusion); `heads` are the
-    changed files' texts at head, where they were read."""
+    changed files' texts at head, where they were read; `meta`, the PR's own words, gives
+    the intent (bot/context/intent.py)."""
     weights: Counter[str] = Counter()
     artifacts: set[str] = set()
+    paths: dict[str, str] = {}
     for facts in files:
         info = facts.info
         size = max(1, info.added + info.deleted)
         for area in facts.areas:
             weights[area] += size * AREA_WEIGHT.get(area, 1)
-        artifacts |= artifact_types(info.path, info.language, info.is_test)
+        kinds = file_kinds(facts, heads)
+        artifacts |= kinds
+        for kind in sorted(kinds):
+            paths.setdefault(kind, info.path)
     dependencies = [d for f in files for d in f.dependencies]
     risky = [r for f in files for r in f.risky]
     infos = [f.info for f in files]
@@ -248,18 +234,66 @@ def compute_signals(files: Sequence[FileFacts], heads: Mapping[str, str]) -> Sig
         trojan_source=[loc for f in files for loc in f.trojan],
         non_utf8_files=[f.path for f in infos if f.non_utf8],
         binary_files=[f.path for f in infos if f.binary],
+        intent=intent_words(meta) if meta is not None else [],
+        evidence=[e for f in files for e in f.evidence if e.concept != QUERY_HINT][:MAX_EVIDENCE],
+        artifact_paths=paths,
     )
 
 
-def file_areas(parsed: ParsedFile) -> set[str]:
+def file_kinds(facts: FileFacts, heads: Mapping[str, str]) -> set[str]:
+    """The file's artifact kinds by path (bot/context/classify.py), with the two read from
+    its code: "database-query" (database lines added, or a database library imported and a
+    query-builder call added) and "orm-model" kept only for such a file (a `models/`
+    directory of machine-learning code is not a schema). A test is neither."""
+    info = facts.info
+    kinds = artifact_types(info.path, info.language, info.is_test)
+    if info.is_test:
+        return kinds - {"orm-model", "migration"}
+    concepts = {e.concept for e in facts.evidence}
+    database = "database" in concepts or (
+        QUERY_HINT in concepts and _imports_database(facts, heads)
+    )
+    if database:
+        kinds.add("database-query")
+    elif "orm-model" in kinds and not (is_code(info) and _imports_database(facts, heads)):
+        kinds.discard("orm-model")
+    return kinds
+
+
+def _imports_database(facts: FileFacts, heads: Mapping[str, str]) -> bool:
+    return any(
+        key in DATABASE_IMPORTS for name in _file_imports(facts, heads) for key in _prefixes(name)
+    )
+
+
+def _file_imports(facts: FileFacts, heads: Mapping[str, str]) -> list[str]:
+    """The file's imports: of its head where it was read, else of its added lines."""
+    head = heads.get(facts.path)
+    return imports_of(head, facts.info.language) if head else facts.imports or []
+
+
+def around_lines(parsed: ParsedFile) -> list[tuple[int, str, str]]:
+    """A file's context and removed lines, each with the head line it sits at."""
+    found = []
+    for hunk in parsed.hunks:
+        number = hunk.target_start
+        for line in hunk.lines:
+            kind, text = line[:1], line[1:]
+            if kind == "+":
+                number += 1
+            elif kind == "-":
+                found.append((number, "removed", text))
+            elif kind == " ":
+                found.append((number, "context", text))
+                number += 1
+    return found
+
+
+def file_areas(parsed: ParsedFile, evidence: Sequence[ChangeEvidence] = ()) -> set[str]:
+    """The areas a file touches: by its path, and by what its added lines do (`evidence`,
+    bot/context/constructs.py)."""
     areas = {area for area, rx in _AREA_PATHS.items() if rx.search(parsed.path)}
-    if is_code(parsed.info) and not parsed.info.is_test:
-        added = "\n".join(text for _, text in parsed.added_lines).lower()
-        areas |= {
-            area
-            for area, (hints, rx) in _AREA_LINES.items()
-            if any(h in added for h in hints) and rx.search(added)
-        }
+    areas |= {e.concept for e in evidence if e.concept in AREA_ORDER}
     if parsed.info.is_test:
         areas.discard("security")  # a test named test_auth.py is not itself a risk
     return areas
@@ -346,9 +380,7 @@ def _frameworks(
             found.add(_MANIFEST_FRAMEWORKS[name])
         if not is_code(facts.info):
             continue
-        head = heads.get(facts.path)
-        names = imports_of(head, facts.info.language) if head else facts.imports or []
-        for name in names:
+        for name in _file_imports(facts, heads):
             found |= _known(name)
     return sorted(found)
 

@@ -16,7 +16,9 @@ command (or `council review --seat +x --seat -y`) asks for one run:
 And three sentences for the board's part of the advisory and of the dry run:
 
 - "Why this board: ..." - why each seated persona sits, from the scoring's reasons (the
-  signals it matched), the pins, the adds and the correctness rule;
+  signals it matched) and the evidence behind them (bot/council/evidence.py: the changed
+  file a file-kind persona needs, the PR's words, what the added lines do), the pins, the
+  adds (saying when the evidence a persona needs is absent) and the correctness rule;
 - "Adjusted for this run: +x (replacing y), -z." when the person adjusted it;
 - "N of M seats filled: <why>." when fewer seats than asked were seated.
 
@@ -30,10 +32,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bot.council.evidence import cite, file_cited
 from bot.council.scoring import (
     CORRECTNESS_NOTE,
     BoardError,
     BoardSelection,
+    ReviewSignals,
     ScoredPersona,
     normalize,
     owns_correctness,
@@ -92,9 +96,11 @@ def seat_board(
     add: Sequence[str] = (),
     remove: Sequence[str] = (),
     languages: Sequence[str] = (),
+    signals: ReviewSignals | None = None,
 ) -> SeatedBoard:
     """Seat the board with this run's `add` and `remove` applied (see the module's doc).
-    Raises `BoardError` for an unknown id or pins and adds that do not fit."""
+    `signals`, the ones scored, give the evidence "why this board" cites. Raises
+    `BoardError` for an unknown id or pins and adds that do not fit."""
     known = sorted(s.id for s in scored)
     asked = list(dict.fromkeys([*add, *remove]))
     unknown = [p for p in asked if p not in known]
@@ -129,7 +135,7 @@ def seat_board(
             added=added,
         )
     replaced = [i for i in baseline.ids if i not in selection.ids]
-    board_notes = [why_this_board(selection, pinned=pins, added=added)]
+    board_notes = [why_this_board(selection, pinned=pins, added=added, signals=signals)]
     adjusted = _adjusted_note(add, removed, added, replaced, baseline, pinned)
     if adjusted:
         board_notes.append(adjusted)
@@ -246,43 +252,80 @@ def _and(items: Sequence[str]) -> str:
 
 
 def why_this_board(
-    selection: BoardSelection, *, pinned: Sequence[str] = (), added: Sequence[str] = ()
+    selection: BoardSelection,
+    *,
+    pinned: Sequence[str] = (),
+    added: Sequence[str] = (),
+    signals: ReviewSignals | None = None,
 ) -> str:
-    """One sentence on why these personas sit, e.g. "Why this board: the change's security
-    signals seated appsec-reviewer and supply-chain-guardian; its database signals seated
-    database-engineer; correctness-reviewer owns correctness." """
-    groups: dict[str, list[str]] = {}  # the signal that weighed most -> who it seated
+    """One sentence on why these personas sit, citing the evidence where `signals` has it,
+    e.g. "Why this board: the change's concurrency signals seated concurrency-analyst: it
+    uses trio (nursery.start_soon) in graphrag/utils.py:442; its database signals seated
+    migration-safety (db/migrations/0003.py changed); correctness-reviewer owns correctness:
+    the title says 'fix'." """
+    evidence = signals or ReviewSignals()
+    groups: dict[str, list[ScoredPersona]] = {}  # the signal that weighed most -> who
     owners: list[str] = []
-    pins: list[str] = []
-    adds: list[str] = []
+    pins: list[ScoredPersona] = []
+    adds: list[ScoredPersona] = []
     fills: list[str] = []
     for seat in selection.seats:
         if seat.id in added:
-            adds.append(seat.id)
+            adds.append(seat)
         elif seat.id in pinned:
-            pins.append(seat.id)
+            pins.append(seat)
         elif owns_correctness(seat.persona):
             owners.append(seat.id)
         elif seat.total > 0 and _signals(seat):
-            groups.setdefault(_signals(seat)[0], []).append(seat.id)
+            groups.setdefault(_signals(seat)[0], []).append(seat)
         else:
             fills.append(seat.id)
     whose = ["the change's", *(["its"] * len(groups))]
     parts = [
-        f"{whose[n]} {concept} signals seated {_and(ids)}"
-        for n, (concept, ids) in enumerate(groups.items())
+        f"{whose[n]} {concept} signals seated {_seated(seats, concept, evidence)}"
+        for n, (concept, seats) in enumerate(groups.items())
     ]
     if owners:
-        parts.append(f"{_and(owners)} {'owns' if len(owners) == 1 else 'own'} correctness")
+        owns = f"{_and(owners)} {'owns' if len(owners) == 1 else 'own'} correctness"
+        cited = cite("correctness", evidence.intent, evidence.evidence, normalize)
+        parts.append(f"{owns}: {cited}" if cited else owns)
     if pins:
+        are = "is" if len(pins) == 1 else "are"
         parts.append(
-            f"{_and(pins)} {'is' if len(pins) == 1 else 'are'} pinned by the configuration"
+            f"{_and([s.id for s in pins])} {are} pinned by the configuration{_absent(pins)}"
         )
     if adds:
-        parts.append(f"{_and(adds)} {'was' if len(adds) == 1 else 'were'} added for this run")
+        were = "was" if len(adds) == 1 else "were"
+        parts.append(f"{_and([s.id for s in adds])} {were} added for this run{_absent(adds)}")
     if fills:
         parts.append(
             f"{_and(fills)} filled {'a seat' if len(fills) == 1 else 'seats'} "
             "(no signal called for them)"
         )
     return f"Why this board: {'; '.join(parts)}."
+
+
+def _seated(seats: Sequence[ScoredPersona], concept: str, signals: ReviewSignals) -> str:
+    """The seats a concept seated, a file-kind persona with the file that lets it sit, and
+    then the evidence for the concept: "migration-safety (db/m/0003.py changed) and
+    appsec-reviewer: the title says 'CVE-2024-3094'"."""
+    named = []
+    for seat in seats:
+        changed = file_cited(seat.persona.requires_files, signals.artifact_paths)
+        named.append(f"{seat.id} ({changed})" if changed else seat.id)
+    if all(s.persona.requires_files for s in seats):
+        return _and(named)
+    cited = cite(concept, signals.intent, signals.evidence, normalize)
+    return f"{_and(named)}: {cited}" if cited else _and(named)
+
+
+def _absent(seats: Sequence[ScoredPersona]) -> str:
+    """ " (its evidence is absent: no migration ... file changed)" for seats that sit without
+    the kind of file their persona requires."""
+    missing = [s for s in seats if s.missing_evidence]
+    if not missing:
+        return ""
+    if len(seats) == 1:
+        return f" (its evidence is absent: {missing[0].missing_evidence})"
+    said = ", ".join(f"{s.id}: {s.missing_evidence}" for s in missing)
+    return f" (evidence absent for {said})"

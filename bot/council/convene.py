@@ -171,6 +171,7 @@ def _board_seats(
             add=request.board_add,
             remove=request.board_remove,
             languages=request.signals.languages,
+            signals=request.signals,
         )
     except ValueError as err:
         raise ConveneError(str(err)) from err

@@ -19,7 +19,16 @@ from typing import Annotated, Any
 
 import yaml
 from frontmatter.default_handlers import SafeLoader, YAMLHandler
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
+
+from bot.council.evidence import FILE_KINDS
 
 BUILTIN_PACKAGE = "bot._agents"
 PERSONA_SUFFIX = ".md"
@@ -42,6 +51,9 @@ class Persona(BaseModel):
     languages: tuple[Text, ...] = ()
     frameworks: tuple[Text, ...] = ()
     artifact_types: tuple[Text, ...] = ()
+    # Kinds of changed file of which one must be in the change for the persona to be seated
+    # by its score (bot/council/evidence.py); () for a persona with something to say on any.
+    requires_files: tuple[Slug, ...] = ()
     default_model: Text | None = None
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     text: Text
@@ -67,8 +79,20 @@ class _FrontMatter(BaseModel):
     languages: list[Text] = []
     frameworks: list[Text] = []
     artifact_types: list[Text] = []
+    requires_files: list[Slug] = []
     default_model: Text | None = None
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+
+    @field_validator("requires_files")
+    @classmethod
+    def _known_kinds(cls, kinds: list[str]) -> list[str]:
+        unknown = [k for k in kinds if k not in FILE_KINDS]
+        if unknown:
+            raise ValueError(
+                f"unknown file kind {', '.join(repr(k) for k in unknown)}; valid kinds: "
+                f"{', '.join(sorted(FILE_KINDS))}"
+            )
+        return kinds
 
 
 class PersonaIssue(BaseModel):
@@ -225,6 +249,8 @@ def _describe(loc: tuple[int | str, ...], kind: str, message: str) -> str:
     if kind == "string_pattern_mismatch":
         return f"field '{name}' must be lowercase letters, digits and '-'"
     where = name if len(loc) < 2 else f"{name}[{loc[1]}]"
+    if kind == "value_error":  # a validator's own sentence
+        message = message.removeprefix("Value error, ")
     return f"field '{where}': {message}"
 
 

@@ -13,7 +13,9 @@ Four layers (DELIBERATION.md, "Board scoring"), each small and explainable:
 - memory: the persona's track record on this kind of change (`memory_score`).
 
 Layers 3-4 count only when semantic + heuristic > 0: metadata alone (say, "it's Python")
-must not seat a persona with nothing to say about the change. Everything is pure and
+must not seat a persona with nothing to say about the change. A persona that requires a kind
+of file the change lacks (`requires_files`, bot/council/evidence.py) scores 0 and is not
+eligible: only a pin or a person's add seats it. Everything is pure and
 deterministic; ties break by persona id.
 """
 
@@ -29,6 +31,7 @@ from functools import cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.council.evidence import CodeEvidence, IntentTerm, asked, intent_terms, missing_files
 from bot.council.personas import Catalog, Persona
 from bot.council.words import STOP_WORDS
 
@@ -166,6 +169,11 @@ class ReviewSignals(BaseModel):
     # Keywords from the topic text.
     keywords: tuple[str, ...] = ()
     dominant_area: str | None = None
+    # The evidence (bot/council/evidence.py): the PR's intent words, what its added lines
+    # do, and a changed path per kind of `artifact_types`.
+    intent: tuple[IntentTerm, ...] = ()
+    evidence: tuple[CodeEvidence, ...] = ()
+    artifact_paths: dict[str, str] = Field(default_factory=dict)
 
 
 class PersonaRecord(BaseModel):
@@ -195,6 +203,9 @@ class ScoredPersona(BaseModel):
     affinity: int = 0
     # Each point awarded, in words, for `council agents --explain`.
     reasons: tuple[str, ...] = ()
+    # Why the persona may not be seated by its score: none of the kinds of file it requires
+    # changed (bot/council/evidence.py); it scores 0 and no fill seats it. None: eligible.
+    missing_evidence: str | None = None
 
     @property
     def id(self) -> str:
@@ -284,10 +295,15 @@ def _with_pairs(words: list[str]) -> list[str]:
 
 
 def signal_terms(signals: ReviewSignals) -> list[str]:
-    """Raw terms (slugged): keywords, areas and artifact types, plus the topic's words that
-    the concept table knows (other topic words are noise: "the", "this", "PR")."""
-    listed = {_slug(t) for t in (*signals.keywords, *signals.areas, *signals.artifact_types)}
-    topic = {w for w in _words(signals.topic) if w in _KNOWN_TERMS}
+    """Raw terms (slugged): keywords, areas, artifact types, the PR's intent and what its
+    added lines do, plus the words of a question someone asked that the concept table knows
+    (other topic words are noise: "the", "this", "PR"; the default question's are all)."""
+    found = (*signals.keywords, *signals.areas, *signals.artifact_types)
+    found += (*intent_terms(signals.intent), *(e.concept for e in signals.evidence))
+    listed = {_slug(t) for t in found}
+    topic = (
+        {w for w in _words(signals.topic) if w in _KNOWN_TERMS} if asked(signals.topic) else set()
+    )
     return sorted((listed | topic) - {""})
 
 
@@ -462,6 +478,13 @@ def _score(persona: Persona, change: _Change, records: Sequence[PersonaRecord]) 
             reasons.append(f"memory +{memory:.2f}: track record on '{change.task_type}'")
     elif metadata or memory:
         reasons.append("metadata and memory not counted: no semantic or heuristic match")
+    missing = missing_files(persona.requires_files, change.signals.artifact_types)
+    if missing is not None:  # not eligible: it scores nothing (bot/council/evidence.py)
+        why = (f"not eligible: {missing}", *reasons)
+        return ScoredPersona(
+            persona=persona, semantic=0, heuristic=0, metadata=0, memory=0.0, total=0.0,
+            reasons=why, missing_evidence=missing,
+        )  # fmt: skip
     return ScoredPersona(
         persona=persona,
         semantic=semantic,
@@ -520,8 +543,9 @@ def select_board(
     catalog cannot give 2, or a pinned id is unknown."""
     if size < 2:
         raise BoardError(f"board size must be at least 2, got {size}")
-    ranked = sorted(scored, key=_rank_key)
-    by_id = {s.id: s for s in ranked}
+    by_id = {s.id: s for s in scored}
+    # A persona without the evidence it requires is seated only when pinned or added.
+    ranked = sorted((s for s in scored if s.missing_evidence is None), key=_rank_key)
     board = _Board(max_per_division)
     notes = _seat_pinned(board, pinned, by_id, size, added)
     pinned_count = len(board.seats)

@@ -4,8 +4,9 @@ deliberation - the rubric, the bounded critique adjustments, the convergence and
 sycophancy checks, the conflict-resolution matrix and the plan confidence.
 
 Classification reads the change's signals (`ReviewSignals`: the dominant area, the areas,
-the topic's words); only when they are ambiguous does one cheap call to the chair model
-decide (`classify_call`). Each task type seats 2-3 lenses, each with a prompt style and a
+the PR's title, description and commit subjects, the words of a question someone asked);
+only when they are ambiguous does one cheap call to the chair model decide
+(`classify_call`). Each task type seats 2-3 lenses, each with a prompt style and a
 temperature; the temperature is sent only where the seat's model accepts one, otherwise
 the style alone varies and the report says so. A lens reaches its seat as the seat's
 reviewing strategy (`Seat.strategy`), the same mechanism a single-model council's samples
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bot.council.calls import CostLimitReached
+from bot.council.evidence import asked, intent_points
 from bot.council.prompts import messages, tools_for
 from bot.council.schemas import Assessment
 from bot.council.scoring import ReviewSignals
@@ -360,7 +362,9 @@ def classify(
     signals: ReviewSignals, topic: str
 ) -> Classification | tuple[list[TaskType], list[str]]:
     """The task type the signals decide, or (candidates, evidence) when they are ambiguous
-    and one cheap call must decide."""
+    and one cheap call must decide. Read: the areas, the PR's own words (title, description,
+    commit subjects: `signals.intent`) and the topic's words only when someone asked it
+    (the default question's "well designed" says nothing about the change)."""
     dominant = signals.dominant_area
     if dominant in _WHOLE_CHANGE:
         kind = _AREAS[dominant]
@@ -374,7 +378,10 @@ def classify(
             weight = 3 if area == dominant else 1
             points[_AREAS[area]] += weight
             evidence.append(f"{'dominant ' if area == dominant else ''}area {area}")
-    words = _TOKEN.findall(" ".join([topic, *signals.keywords]).lower())
+    intent, cited = intent_points(signals.intent)
+    points.update(intent)
+    evidence += cited
+    words = _TOKEN.findall(" ".join([topic if asked(topic) else "", *signals.keywords]).lower())
     for kind, stems in _WORDS.items():
         hits = sorted({w for w in words if w.startswith(stems)})
         if hits:

@@ -9,15 +9,21 @@ import re
 from bot.context.models import BuiltContext
 from bot.context.prose import clean_untrusted
 from bot.context.summary import describe_signals
+from bot.council.evidence import DEFAULT_TOPIC, CodeEvidence, IntentTerm, asked
 from bot.council.prompts import ContextSection, render_context
 from bot.council.scoring import ReviewSignals
 from bot.council.words import REVIEW_QUESTION_WORDS as _STOP
 from bot.providers import ProviderRegistry
 from bot.settings import Settings
 
-DEFAULT_TOPIC = (
-    "Review this pull request: is it correct, safe and well designed, and should it merge?"
-)
+__all__ = [
+    "DEFAULT_TOPIC",
+    "QUESTION_MAX_CHARS",
+    "context_budget",
+    "council_inputs",
+    "review_topic",
+    "seats_context",
+]
 _WORD = re.compile(r"[a-z][a-z0-9+#.-]{2,}")
 
 
@@ -52,7 +58,10 @@ def council_inputs(
     built: BuiltContext, topic: str
 ) -> tuple[list[ContextSection], ReviewSignals, list[str]]:
     """The built context as the council takes it: prompt sections, scoring signals, and the
-    left-out lines. The CLI and the App's worker both convert here."""
+    left-out lines. The CLI and the App's worker both convert here. The topic's words are
+    keywords only when someone asked it (not the default question, whose words say nothing
+    about the change); the PR's intent words and what its added lines do are evidence
+    (bot/council/evidence.py)."""
     sections = [
         ContextSection(kind=s.kind, path=s.path, why=s.why, text=s.text) for s in built.sections
     ]
@@ -71,14 +80,23 @@ def council_inputs(
     flagged = {r.kind for r in found.risky_patterns}
     if found.trojan_source:
         flagged.add("trojan-source")
+    words = set(_WORD.findall(topic.lower())) - _STOP if asked(topic) else set()
     signals = ReviewSignals(
         topic=topic,
         languages=tuple(found.languages),
         frameworks=tuple(found.frameworks),
         areas=tuple(found.areas),
         artifact_types=tuple(found.artifact_types),
-        keywords=tuple(sorted((set(_WORD.findall(topic.lower())) - _STOP) | flagged)),
+        keywords=tuple(sorted(words | flagged)),
         dominant_area=found.dominant_area,
+        intent=tuple(
+            IntentTerm(intent=w.intent, word=w.word, source=w.source) for w in found.intent
+        ),
+        evidence=tuple(
+            CodeEvidence(concept=e.concept, what=e.what, path=e.path, line=e.line)
+            for e in found.evidence
+        ),
+        artifact_paths=dict(found.artifact_paths),
     )
     omitted = [f"{o.path}: {o.reason}" for o in built.omitted]
     return sections, signals, omitted

@@ -49,6 +49,9 @@ class LocalChange:
     source: str  # what was reviewed, for the report
     base_label: str | None = None  # "main (1a2b3c4)"; None for a diff file or stdin
     head_label: str | None = None  # "HEAD (5d6e7f8)", or the diff file's name
+    # The subjects of the commits compared, newest first (git log's order): what a pull
+    # request's commit messages are to a local branch (bot/review/localrepo.py).
+    subjects: tuple[str, ...] = ()
 
     @property
     def compared(self) -> str:
@@ -179,6 +182,8 @@ def read_branch(base: str | None, cwd: Path | None = None) -> LocalChange:
         else _git("log", "--format=%s%n%n%b", "-1", head, cwd=cwd)
     )
     title = log.strip().splitlines()[0] if log.strip() else f"Changes since {base}"
+    span = [f"{start}..{head}"] if start != EMPTY_TREE else ["-1", head]
+    subjects = _git("log", "--format=%s", *span, cwd=cwd).splitlines()
     return LocalChange(
         diff=diff,
         title=title,
@@ -187,6 +192,7 @@ def read_branch(base: str | None, cwd: Path | None = None) -> LocalChange:
         source=f"HEAD against {base}",
         base_label=base_label,
         head_label=head_label,
+        subjects=tuple(s for s in subjects if s.strip()),
     )
 
 

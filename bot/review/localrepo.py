@@ -86,12 +86,21 @@ async def no_file(path: str) -> bytes | None:
     return None
 
 
+def change_meta(change: LocalChange) -> PullRequestMeta:
+    """A local change's words as a pull request's: the newest commit subject as the title,
+    the log as the description, and the commit subjects as its commits (read for the intent
+    they state, bot/context/intent.py, and listed in the description section). One commit's
+    subject is the title already: it is not listed again."""
+    subjects = list(change.subjects) if len(change.subjects) > 1 else []
+    return PullRequestMeta(title=change.title, body=change.description, commit_messages=subjects)
+
+
 async def build_local_context(
     change: LocalChange, budget_tokens: int, *, ignore_globs: Sequence[str] = ()
 ) -> BuiltContext:
     """The context for a local change: over the repository at HEAD when the change came from
     it, over the diff alone when it came from a file or stdin."""
-    meta = PullRequestMeta(title=change.title, body=change.description)
+    meta = change_meta(change)
     if change.head_sha is None:
         return await build_context(
             meta, change.diff, [], no_file, budget_tokens=budget_tokens, ignore_globs=ignore_globs
