@@ -356,7 +356,7 @@ class _Review:
             text = prepared.pr_diff
             if text is None:
                 text = (await fetch_diff(self.client, pull.number)).text
-            lines = DiffLines.from_diff(text, prepared.built.changed_lines)
+            lines = DiffLines.from_diff(text, prepared.built.hunk_lines)
             result = await publish_inline(
                 self.client,
                 pull.number,

@@ -64,12 +64,20 @@ def advisory_json(advisory: Advisory, markdown: str, gate: str = "verdict") -> d
                 "path": f.path,
                 "start_line": f.start_line,
                 "end_line": f.end_line,
+                # Its lines at head, as the comment shows them ("path:L196 (outside the diff)").
+                "location": f.location(),
+                "outside_diff": f.outside_diff,
                 "title": f.title,
+                "replacement": f.replacement,
                 "raised_by": f.raised_by,
+                # The same issue at other places (`path:L618`), merged by the chair.
+                "also_at": list(f.also_at),
             }
             for f in advisory.findings
         ],
         "conditions": advisory.conditions,
+        # What the council says of its own record (a chair's merge group it refused, ...).
+        "notes": list(advisory.notes),
         "usage": {
             "calls": advisory.usage.calls,
             "input_tokens": advisory.usage.input_tokens,

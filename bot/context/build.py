@@ -21,6 +21,8 @@ from bot.context.changed import (
     changed_lines,
     consider,
     diff_why,
+    head_line_counts,
+    hunk_lines,
     is_sent,
     listed_not_sent,
     rank,
@@ -130,6 +132,7 @@ async def build_context(
     for f in unconsidered:
         redactor.counts.update(f.path_redactions or {})  # its path is listed, redacted
     heads.update(added_heads(sendable))
+    line_counts = head_line_counts(files, heads)  # before the heads are let go
     # paths.ignore means "not this": not as related material either.
     visible = [p for p in repo_files if not _ignored(p, ignore_globs)]
     # Discovery reads many files to find a few (importers, tests): through the index's
@@ -284,6 +287,8 @@ async def build_context(
     )
     # Set, not validated (a copy of every run of a huge diff): built as the field's type.
     built.changed_lines = changed_lines(files)
+    built.hunk_lines = hunk_lines(files)
+    built.head_line_counts = line_counts
     return built
 
 

@@ -5,8 +5,10 @@
 `consider` keeps, in rank order, the files whose diffs are packed; `redacted` parses a
 chosen file again from its own text, redacted. Also: the heads read for the files the diff
 shows only in part (`read_heads`), what each file's material is worth by its rank
-(`rank_weights`), and the added lines of each file as runs (`changed_lines`, `runs_of`).
-The composition is bot/context/build.py `build_context`.
+(`rank_weights`), the added lines of each file as runs (`changed_lines`, `runs_of`), and
+what anchors check a finding against: each file's hunk lines at head (`hunk_lines`) and
+its length where it is known (`head_line_counts`). The composition is
+bot/context/build.py `build_context`.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ class Changed:
     first_added: str  # the text of its first added line ("" if none)
     has_hunks: bool
     added_runs: array[int]  # added line numbers as runs: first, last, first, last...
+    hunk_runs: array[int]  # each hunk's head-side lines (added and context): first, last...
     path_redactions: Counter[str] | None  # secrets its path(s) had
 
     @property
@@ -104,6 +107,7 @@ def scanned(text: str, ignore: Sequence[str]) -> list[Changed]:
                 first_added=added[0][1] if added else "",
                 has_hunks=bool(parsed.hunks),
                 added_runs=_runs_array(added),
+                hunk_runs=_hunks_array(parsed.hunks),
                 path_redactions=path_redactions,
             )
         )
@@ -114,6 +118,16 @@ def _runs_array(added: list[tuple[int, str]]) -> array[int]:
     out: array[int] = array("q")
     for a, b in runs_of({n for n, _ in added}):
         out.extend((a, b))
+    return out
+
+
+def _hunks_array(hunks: list[Hunk]) -> array[int]:
+    out: array[int] = array("q")
+    for hunk in hunks:
+        # As bot/context/diff.py numbers them: a "+" or context line is a head line.
+        head = sum(1 for line in hunk.lines if line[:1] in ("+", " ", ""))
+        if head:
+            out.extend((hunk.target_start, hunk.target_start + head - 1))
     return out
 
 
@@ -362,10 +376,21 @@ def rank_weights(ranked: list[ParsedFile]) -> dict[str, float]:
 
 
 def changed_lines(files: list[Changed]) -> dict[str, list[tuple[int, int]]]:
+    return _runs_by_path(files, added=True)
+
+
+def hunk_lines(files: list[Changed]) -> dict[str, list[tuple[int, int]]]:
+    """Per file of the diff, the head-side lines of its hunks (added and context lines)
+    as runs (a file with none, deleted or binary: [])."""
+    return _runs_by_path(files, added=False)
+
+
+def _runs_by_path(files: list[Changed], *, added: bool) -> dict[str, list[tuple[int, int]]]:
     runs: dict[str, list[tuple[int, int]]] = {}
     twice: set[str] = set()
     for f in files:  # a path the diff names twice gets the lines of both
-        pairs = list(zip(f.added_runs[::2], f.added_runs[1::2], strict=True))
+        flat = f.added_runs if added else f.hunk_runs
+        pairs = list(zip(flat[::2], flat[1::2], strict=True))
         if f.path in runs:
             twice.add(f.path)
             runs[f.path] += pairs
@@ -374,6 +399,26 @@ def changed_lines(files: list[Changed]) -> dict[str, list[tuple[int, int]]]:
     for path in twice:
         runs[path] = runs_of({n for a, b in runs[path] for n in range(a, b + 1)})
     return runs
+
+
+def head_line_counts(files: list[Changed], heads: dict[str, str]) -> dict[str, int]:
+    """How many lines each changed file has at head, where that is known: an added file's
+    are its hunk's, a deleted file has none, another's are counted in its head as read
+    (`heads`; redaction keeps the lines). A file whose head was not read is not listed; a
+    path the diff names twice has the longer of its two."""
+    counts: dict[str, int] = {}
+    for f in files:
+        text = heads.get(f.path)
+        if f.info.change == "deleted":
+            count = 0
+        elif f.info.change == "added" and f.hunk_runs:
+            count = max(f.hunk_runs[1::2])
+        elif text is not None:
+            count = text.count("\n") + (0 if not text or text.endswith("\n") else 1)
+        else:
+            continue
+        counts[f.path] = max(count, counts.get(f.path, 0))
+    return counts
 
 
 def runs_of(numbers: set[int]) -> list[tuple[int, int]]:

@@ -194,5 +194,11 @@ class BuiltContext(BaseModel):
     usable: int  # the budget less the estimator's margin: what packing may use
     files: list[ChangedFile]
     # Per file of the diff, its added lines on the new side as inclusive runs
-    # [(first, last), ...] (a file with none: []). What findings may anchor to.
+    # [(first, last), ...] (a file with none: []).
     changed_lines: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
+    # What a finding's lines are checked against (bot/review/anchors.py): per file of the
+    # diff, the head-side lines of its hunks, added and context, as inclusive runs; and
+    # how many lines the file has at head where the builder knows (its head read, an added
+    # file's hunk, 0 for a deleted one). Empty in a context stored before they were kept.
+    hunk_lines: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
+    head_line_counts: dict[str, int] = Field(default_factory=dict)

@@ -26,6 +26,7 @@ from bot.council.scope import ReviewScope
 from bot.council.strategy_report import StrategiesReport
 
 __all__ = [
+    "OUTSIDE_DIFF",
     "SEVERITY_ORDER",
     "Advisory",
     "CarriedVerdict",
@@ -77,15 +78,27 @@ _VERDICTS = frozenset(
 )
 
 
+OUTSIDE_DIFF = "(outside the diff)"
+
+
 def format_location(
-    path: str, start_line: int | None, end_line: int | None, *, line_prefix: str = "L"
+    path: str,
+    start_line: int | None,
+    end_line: int | None,
+    *,
+    line_prefix: str = "L",
+    outside_diff: bool = False,
 ) -> str:
-    """`path:L10-L20`, `path:L10` or `path` (`line_prefix=""`: `path:10-20`)."""
+    """`path:L10-L20`, `path:L10` or `path` (`line_prefix=""`: `path:10-20`); a line of
+    the head outside the diff's hunks (`outside_diff`, bot/review/anchors.py) reads
+    `path:L196 (outside the diff)`."""
     if start_line is None:
         return path
     if end_line is None or end_line == start_line:
-        return f"{path}:{line_prefix}{start_line}"
-    return f"{path}:{line_prefix}{start_line}-{line_prefix}{end_line}"
+        where = f"{path}:{line_prefix}{start_line}"
+    else:
+        where = f"{path}:{line_prefix}{start_line}-{line_prefix}{end_line}"
+    return f"{where} {OUTSIDE_DIFF}" if outside_diff else where
 
 
 def finding_key(f: MergedFinding) -> str:
@@ -149,9 +162,16 @@ class MergedFinding(_Record):
     replacement: str | None = None
     raised_by: list[str] = Field(description="Seat ids, in the order they raised it")
     consensus: int = Field(ge=1, description="How many distinct seats raised it")
+    # The same issue at other places (`path:L10-L20`), when the chair merged across them.
+    also_at: list[str] = Field(default_factory=list)
+    # Its lines are head lines no hunk of the diff shows (an annotation, no inline
+    # comment): set by bot/review/anchors.py.
+    outside_diff: bool = False
 
     def location(self) -> str:
-        return format_location(self.path, self.start_line, self.end_line)
+        return format_location(
+            self.path, self.start_line, self.end_line, outside_diff=self.outside_diff
+        )
 
 
 class TopFinding(_Record):
@@ -165,13 +185,18 @@ class TopFinding(_Record):
     end_line: int | None = None
     title: str
     raised_by: list[str]
+    outside_diff: bool = False  # as MergedFinding's
 
     @property
     def consensus(self) -> int:
         return len(self.raised_by)
 
     def location(self) -> str:
-        return format_location(self.path, self.start_line, self.end_line) if self.path else ""
+        if not self.path:
+            return ""
+        return format_location(
+            self.path, self.start_line, self.end_line, outside_diff=self.outside_diff
+        )
 
 
 class UsageSummary(_Record):

@@ -3,11 +3,17 @@
 - `panel_problems`: the panel rules a design breaks (distinct lenses after normalisation,
   at least one adversarial and one constructive panelist, a choice names its options);
   convening re-asks the designer once with them and otherwise proceeds, saying so.
+- `choice_options`: the options of a question that really is a choice. Whether to merge
+  the pull request is a verdict, not a choice: a design whose options are only "Merge" /
+  "Do not merge", "Approve" / "Reject" or "Yes" / "No" is no choice, whatever the designer
+  said, and gets no tradeoff map.
 - `outside_model`: the model a `full` debate asks for an outside opinion (None with a
   single model).
 - `build_report`: the `DebateReport` of an advisory, from what the engine gathered: the
   committee, each panelist's position per cycle (a shift whose reply cites no finding,
-  file or line the panelist had not cited before is flagged), the contention points and
+  file or line the panelist had not cited before is flagged; the vote, APPROVE or REJECT,
+  is compared only with a position on its own scale: CONCERNS, or an option of a choice,
+  followed by either vote is no shift), the contention points and
   their outcome, the tradeoff map with each dimension's weight, the decision guide and
   the decision confidence as its signals.
 
@@ -47,6 +53,7 @@ from bot.council.seats import Seat
 __all__ = [
     "DebateRecord",
     "build_report",
+    "choice_options",
     "cites_evidence",
     "evidence_of",
     "normalize_lens",
@@ -100,6 +107,29 @@ def panel_problems(panel: PanelDesign) -> list[str]:
     if panel.is_choice and len(panel.options) < 2:
         problems.append("the question is said to be a choice, but fewer than 2 options are named")
     return problems
+
+
+# What an option that only answers "should it merge?" starts with, once a negation ("do
+# not", "don't") and words such as "it" or "the PR" are dropped: a verdict on the change.
+_VERDICT_STEMS = ("merg", "approv", "reject", "accept", "ship", "block", "decline", "yes")
+_NOT_AN_OPTION = frozenset({"do", "don", "dont", "t", "not", "no", "never", "it", "this"})
+
+
+def _is_verdict(option: str) -> bool:
+    """Whether `option` is a verdict on the change ("Merge", "Do not merge", "Approve with
+    fixes", "Reject", "Yes", "No") rather than an option of its own ("Redis")."""
+    words = [w for w in _WORD.findall(option.lower()) if w not in _NOT_AN_OPTION]
+    return not words or words[0].startswith(_VERDICT_STEMS)
+
+
+def choice_options(panel: PanelDesign) -> list[str]:
+    """The options of the question when it is a choice: the designer said so and named at
+    least 2 options that are not verdicts on the change (those options, in its order);
+    else none: not a choice."""
+    if not panel.is_choice:
+        return []
+    own = [o for o in panel.options if o.strip() and not _is_verdict(o)]
+    return own if len(own) >= 2 else []
 
 
 def outside_model(
@@ -174,6 +204,40 @@ def _position_of(reply: DiscussionReply) -> str | None:
     return shifts[-1].strip() if shifts else None
 
 
+# An assessment's scale, by the first word of a stated position ("Approve, with conditions"
+# is APPROVE); a position that starts otherwise is an option of a choice (or free text).
+_SCALE = (("approv", "APPROVE"), ("concern", "CONCERNS"), ("reject", "REJECT"))
+
+
+def _verdict(position: str) -> str | None:
+    """The verdict `position` states on the assessment's scale; None: an option or other."""
+    words = _WORD.findall(position.lower())
+    first = words[0] if words else ""
+    return next((verdict for stem, verdict in _SCALE if first.startswith(stem)), None)
+
+
+def _turned(positions: Sequence[CyclePosition], stated: str) -> bool:
+    """Whether `stated` differs from the last earlier position on its own scale: a verdict
+    from the last verdict, an option from the last option. A verdict after an option (or
+    the first option after verdicts) compares unlike things: no shift."""
+    verdict = _verdict(stated)
+    for earlier in reversed(positions):
+        was = _verdict(earlier.position)
+        if (was is None) == (verdict is None):
+            return (
+                was != verdict if verdict is not None else _norm(earlier.position) != _norm(stated)
+            )
+    return False
+
+
+def _vote_turned(positions: Sequence[CyclePosition], vote: str) -> bool:
+    """Whether the vote (APPROVE or REJECT) turns from the last stated verdict: only an
+    APPROVE or a REJECT compares with it; after CONCERNS, which the vote cannot say,
+    either vote keeps to the position (and an option of a choice is not a verdict)."""
+    last = next((v for p in reversed(positions) if (v := _verdict(p.position))), None)
+    return last in ("APPROVE", "REJECT") and last != _verdict(vote)
+
+
 def _histories(record: DebateRecord) -> list[PositionHistory]:
     histories: list[PositionHistory] = []
     for seat in record.seats:
@@ -199,7 +263,7 @@ def _histories(record: DebateRecord) -> list[PositionHistory]:
                     )
                 )
                 continue
-            shifted = _norm(stated) != _norm(previous.position)
+            shifted = _turned(positions, stated)
             positions.append(
                 CyclePosition(
                     cycle=cycle,
@@ -214,7 +278,7 @@ def _histories(record: DebateRecord) -> list[PositionHistory]:
             cited |= evidence_of(_reply_text(reply))
         vote = record.votes.get(seat.seat_id)
         if vote is not None:  # the final position is the one the verdict counts
-            shifted = _norm(vote.vote) != _norm(positions[-1].position)
+            shifted = _vote_turned(positions, vote.vote)
             positions.append(
                 CyclePosition(
                     cycle=record.cycles,
@@ -348,7 +412,8 @@ def build_report(record: DebateRecord, committee: Sequence[Seat] = ()) -> Debate
     assessment was lost); default: `record.seats`."""
     histories = _histories(record)
     panel = record.panel
-    is_choice = bool(panel and panel.is_choice)
+    options = choice_options(panel) if panel else []
+    is_choice = bool(options)
     return DebateReport(
         mode=record.rule.name,
         max_cycles=record.rule.max_cycles,
@@ -357,7 +422,7 @@ def build_report(record: DebateRecord, committee: Sequence[Seat] = ()) -> Debate
         committee=_committee(committee or record.seats),
         panel_problems=panel_problems(panel) if panel else [],
         is_choice=is_choice,
-        options=list(panel.options) if panel else [],
+        options=options,
         positions=histories,
         contention=_contention(record, histories),
         tradeoffs=_tradeoffs(record) if is_choice else [],

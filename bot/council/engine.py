@@ -43,6 +43,7 @@ from bot.council.convene import Convened, ConveneRequest, convene
 from bot.council.debate import (
     DebateRecord,
     build_report,
+    choice_options,
     outside_model,
     outside_section,
     positions_section,
@@ -53,10 +54,10 @@ from bot.council.findings import (
     merge_candidates,
     merge_findings,
     normalize_path,
-    resolve_groups,
 )
 from bot.council.gate import Gated, gate_assessment
 from bot.council.ledger import EventKind, Ledger, LedgerEvent, StepWriter
+from bot.council.merge_groups import resolve_groups
 from bot.council.partial import limited_advisory, partial_synthesis
 from bot.council.personas import Catalog
 from bot.council.protocols import (
@@ -731,7 +732,9 @@ class Engine:
     async def _vote(self, run: _Run) -> None:
         self._progress("vote", None, "started")
         transcript = run.transcript.text()
-        task = prompts.vote_task()
+        task = prompts.vote_task(
+            [(s.label, run.records[s.seat_id].assessment) for s in run.valid()]
+        )
 
         async def one(seat: Seat, warm: asyncio.Event, leader: bool) -> None:
             vote = await self._structured(
@@ -826,10 +829,11 @@ class Engine:
         self, run: _Run, per_seat: Sequence[tuple[str, Sequence[Finding]]]
     ) -> CostLimitReached | None:
         """One chair call that groups the findings that are one issue, made only when two
-        findings share a file and overlapping lines; the groups are checked against that
-        (`resolve_groups`). No answer (failed, invalid after the re-ask, or a cap refused
-        the call) leaves `run.merge_groups` None: the findings then merge by their wording.
-        A cap's refusal is returned, to stop the council once the resolution is recorded."""
+        findings share a file and overlapping lines or read alike elsewhere; the groups are
+        checked (`resolve_groups`), a refusal said in the notes. No answer (failed, invalid
+        after the re-ask, or a cap refused the call) leaves `run.merge_groups` None: the
+        findings then merge by their wording. A cap's refusal is returned, to stop the
+        council once the resolution is recorded."""
         candidates = merge_candidates(per_seat)
         if not candidates:
             return None
@@ -864,7 +868,9 @@ class Engine:
             stop.where = "before the chair merged the findings"
             return stop
         if isinstance(decision, MergeDecision):
-            run.merge_groups = resolve_groups(candidates, [g.findings for g in decision.groups])
+            chair_groups = resolve_groups(candidates, [g.findings for g in decision.groups])
+            run.merge_groups = chair_groups.groups
+            run.notes += chair_groups.notes()  # each group the code did not take whole
         else:
             run.notes.append(
                 "The chair did not say which findings are the same issue; they were merged "
@@ -879,10 +885,11 @@ class Engine:
         chair = run.convened.chair
         result = run.resolution
         assert result is not None
-        # Whether the question is a choice: the debate's panel designer said (and named the
-        # options); elsewhere the chair reads the question itself.
+        # Whether the question is a choice: the debate's panel designer said (and named
+        # options of its own: `choice_options`); elsewhere the chair reads the question itself.
         panel = run.convened.panel
-        choice = panel.is_choice if panel is not None else None
+        options = choice_options(panel) if panel is not None else []
+        choice = bool(options) if panel is not None else None
         synthesis = await self._structured(
             run,
             chair,
@@ -894,12 +901,14 @@ class Engine:
                 result.resolution.value,
                 choice,
                 result.all_conditions,
-                options=panel.options if panel is not None else (),
+                options=options,
                 decision_guide=run.mode is not None,
             ),
             f"synthesize/{chair.seat_id}/0",
         )
         if isinstance(synthesis, Synthesis):
+            if choice is False:  # no choice, no tradeoff map: whatever the chair wrote
+                synthesis = synthesis.model_copy(update={"tradeoff_map": []})
             # The verdict sentence must say what the resolution says (bot.council.verdicts).
             run.synthesis, replaced = settled_synthesis(
                 synthesis,

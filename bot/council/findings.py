@@ -11,15 +11,28 @@ Two findings are the same issue when all three hold:
   content words, an overlap coefficient (shared / smaller set) of at least `TITLE_OVERLAP`
   (a terse title contained in a longer one).
 
-Beyond that title rule, two candidates (same file, overlapping lines: `candidate_pair`) are
-the same issue when the chair says so, or, when it did not answer, when their wording is
-similar enough:
+Beyond that title rule, findings are the same issue when the chair says so, or, when it
+did not answer, two candidates (same file, overlapping lines: `candidate_pair`) whose
+wording is similar enough:
 
 - The chair's merge groups (`MergeCandidate` ids F1, F2, ... sent once per deliberation,
-  `resolve_groups`) join findings only where they are candidates of each other: a group is
-  split into its connected parts of the candidate graph (same file, overlapping lines), an
-  unknown id is ignored, an id in two groups stays in the first. The title rule still
-  joins near-identical titles the chair left apart.
+  checked by bot/council/merge_groups.py). The chair is shown the candidates, and the
+  findings elsewhere (another file, or other lines of the same file) that may be one issue
+  with another finding: the title rule, a code name both titles give (`code_names`:
+  `get_by_id`, `Doc.save`, `fetchAll`, `run()`), or a cosine of at least
+  `ELSEWHERE_COSINE` (0.4). On the calibration set below, 11 of the 12 same-issue pairs
+  score 0.41 or more (each issue's three wordings joined) and no pair of two different
+  issues in different code more than 0.21; pairs of different issues in the same code
+  (0.27-0.51) may be shown, the chair tells them apart. At most `ELSEWHERE_MAX` (12)
+  findings are added that way, the most alike pairs first, so the prompt stays small. A
+  group may span files; the code refuses only what is clearly wrong, and says so (a
+  `GroupRefusal`, carried to the advisory's notes): an id the chair was not shown, an id
+  an earlier group already merged, and a join of findings that share nothing - two
+  findings are linked (`linked_parts`) when they are in one file, their titles share a
+  term (the cosine's terms: stemmed, word families joined), they name one code name, or
+  they read alike (`ELSEWHERE_COSINE`). A group whose findings fall into parts with no
+  link between them is merged part by part. The title rule still joins near-identical
+  titles the chair left apart.
 - The fallback (`text_similarity`, used when there are no groups: the chair's call failed,
   was invalid after its re-ask, or the budget did not allow it): the cosine of the two
   findings' term vectors over title and detail, a title term weighted `TITLE_WEIGHT` (2)
@@ -40,22 +53,28 @@ similar enough:
   worse (different-issue pairs up to 0.54).
 
 Pairs are joined with union-find, so the result does not depend on the order of the input.
-The merged finding keeps the highest severity, the longest detail and suggestion, the title
-of its most severe (then most detailed) member, and the union of the line ranges.
+The merged finding keeps the highest severity and the title of its most severe (then most
+detailed) member, the representative. Its members fall into places (joined by candidate
+pairs: one file, overlapping lines); the finding keeps the representative's place - the
+union of its line ranges, the longest detail and suggestion of its members, a replacement
+for exactly those lines - and lists every other place in `also_at` (`path:L10-L20`), never
+folding another file's or a distant range's lines into its own.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from bot.council.advisory import SEVERITY_ORDER, MergedFinding
+from bot.council.advisory import SEVERITY_ORDER, MergedFinding, format_location
 from bot.council.schemas import Finding
 from bot.council.words import STOP_WORDS
 
 __all__ = [
+    "ELSEWHERE_COSINE",
+    "ELSEWHERE_MAX",
     "LINE_SLACK",
     "TEXT_COSINE",
     "TITLE_JACCARD",
@@ -64,11 +83,12 @@ __all__ = [
     "FindingKey",
     "MergeCandidate",
     "candidate_pair",
+    "code_names",
     "content_words",
+    "linked_parts",
     "merge_candidates",
     "merge_findings",
     "normalize_path",
-    "resolve_groups",
     "same_issue",
     "text_similarity",
 ]
@@ -78,6 +98,8 @@ TITLE_JACCARD = 0.5
 TITLE_OVERLAP = 0.75
 TITLE_WEIGHT = 2.0
 TEXT_COSINE = 0.55
+ELSEWHERE_COSINE = 0.4
+ELSEWHERE_MAX = 12
 
 # A finding as the chair's merge groups name it: (seat id, index in that seat's findings).
 FindingKey = tuple[str, int]
@@ -100,6 +122,29 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(
         _stem(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS and len(w) > 1
     )
+
+
+# A word in backticks, or a word of code: dotted, snake_case, camelCase or called.
+_CODE = re.compile(r"`([^`\s]+)`|([A-Za-z_][\w.]*\w)(\()?")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]")
+# Names every language's findings give, whatever the issue.
+_COMMON_NAMES = frozenset({"none", "null", "nil", "true", "false", "self", "this", "undefined"})
+
+
+def code_names(title: str) -> frozenset[str]:
+    """The names of code a title gives, lower-cased: `get_by_id`, `Doc.save`, `fetchAll`,
+    `run()`, anything in backticks; a dotted name also gives its snake_case and camelCase
+    parts (`DocumentService.get_by_id`: `get_by_id`). Plain words are not names."""
+    out: set[str] = set()
+    for quoted, word, called in _CODE.findall(title):
+        name = (quoted or word).strip(".()")
+        parts = name.split(".")
+        dotted = len(parts) > 1 and all(len(part) > 1 for part in parts)
+        if quoted or called or dotted or "_" in name or _CAMEL.search(name):
+            out.add(name.lower())
+            if dotted:
+                out.update(p.lower() for p in parts if "_" in p or _CAMEL.search(p))
+    return frozenset(n for n in out if len(n) > 1 and n not in _COMMON_NAMES)
 
 
 def same_issue(a: str, b: str) -> bool:
@@ -214,6 +259,8 @@ class _Key:
     words: frozenset[str]
     title: str
     vector: dict[str, float]
+    terms: frozenset[str]  # of the title
+    names: frozenset[str]  # code names in the title
 
     @classmethod
     def of(cls, f: Finding) -> _Key:
@@ -225,6 +272,8 @@ class _Key:
             content_words(f.title),
             f.title,
             _vector(f.title, f.detail),
+            _terms(f.title),
+            code_names(f.title),
         )
 
     def lines_overlap(self, other: _Key) -> bool:
@@ -236,6 +285,24 @@ class _Key:
         """Same file and overlapping lines: the pair may be one issue."""
         return self.path == other.path and self.lines_overlap(other)
 
+    def alike(self, other: _Key) -> float:
+        """How likely the pair is one issue wherever it is: 1 for similar titles or a code
+        name in both, else the cosine; below `ELSEWHERE_COSINE`: not alike."""
+        if self.names & other.names or _similar_words(
+            self.words, other.words, self.title, other.title
+        ):
+            return 1.0
+        return _cosine(self.vector, other.vector)
+
+    def linked(self, other: _Key) -> bool:
+        """Whether a chair's group may join the pair: it shares a file, a title term, a
+        code name, or reads alike."""
+        return (
+            self.path == other.path
+            or bool(self.terms & other.terms)
+            or self.alike(other) >= ELSEWHERE_COSINE
+        )
+
     def same(self, other: _Key, *, by_text: bool) -> bool:
         if not self.candidate(other):
             return False
@@ -246,7 +313,8 @@ class _Key:
 
 def candidate_pair(a: Finding, b: Finding) -> bool:
     """Whether two findings are in the same file on overlapping lines (`LINE_SLACK`), a
-    file-wide one only with another file-wide one: the pairs the chair is asked about."""
+    file-wide one only with another file-wide one: the pairs the chair is always asked
+    about, and the places of one merged finding."""
     return _Key.of(a).candidate(_Key.of(b))
 
 
@@ -272,16 +340,17 @@ class _Forest:
         return list(out.values())
 
 
-def _joined(keys: Sequence[_Key], group: Sequence[int]) -> list[tuple[int, int]]:
-    """The candidate pairs (same file, overlapping lines) within `group`: joined along
-    them only, a part of the group connected to the rest by none stays apart."""
-    pairs: list[tuple[int, int]] = []
-    members = list(dict.fromkeys(group))
-    for n, i in enumerate(members):
-        for j in members[n + 1 :]:
-            if keys[i].candidate(keys[j]):
-                pairs.append((i, j))
-    return pairs
+def _parts(
+    keys: Sequence[_Key], members: Sequence[int], joined: Callable[[_Key, _Key], bool]
+) -> list[list[int]]:
+    """`members` (indices into `keys`) in the parts that pairs of them join: `joined` is
+    `_Key.candidate` (one place) or `_Key.linked` (a chair's group)."""
+    forest = _Forest(len(members))
+    for a in range(len(members)):
+        for b in range(a + 1, len(members)):
+            if joined(keys[members[a]], keys[members[b]]):
+                forest.join(a, b)
+    return [[members[n] for n in part] for part in forest.groups()]
 
 
 def _clusters(
@@ -294,14 +363,22 @@ def _clusters(
             if keys[i].same(keys[j], by_text=groups is None):
                 forest.join(i, j)
     for group in groups or ():
-        for i, j in _joined(keys, group):
-            forest.join(i, j)
+        for j in group[1:]:
+            forest.join(group[0], j)
     return forest.groups()
+
+
+def linked_parts(findings: Sequence[Finding]) -> list[list[int]]:
+    """The parts (indices into `findings`) a chair's group of them is joined in: two
+    findings are linked when they share a file, a title term, a code name, or read alike
+    (see the module docstring)."""
+    keys = [_Key.of(f) for f in findings]
+    return _parts(keys, range(len(keys)), _Key.linked)
 
 
 @dataclass(frozen=True)
 class MergeCandidate:
-    """A finding the chair is asked about: it has at least one candidate partner."""
+    """A finding the chair is asked about: it may be one issue with another finding."""
 
     id: str  # "F1", "F2", ... in the order of the seats and their findings
     seat: str
@@ -317,47 +394,27 @@ def merge_candidates(
     per_seat: Sequence[tuple[str, Sequence[Finding]]],
 ) -> list[MergeCandidate]:
     """The findings that share a file and overlapping lines with another finding (of any
-    seat, its own included), numbered F1, F2, ...; empty: nothing to ask the chair."""
+    seat, its own included), and at most `ELSEWHERE_MAX` more that are alike with a finding
+    elsewhere (`_Key.alike`, the most alike pairs first), numbered F1, F2, ... in seat
+    order; empty: nothing to ask the chair."""
     flat = [(seat, i, f) for seat, findings in per_seat for i, f in enumerate(findings)]
     keys = [_Key.of(f) for _, _, f in flat]
-    paired = {
-        n
-        for a in range(len(keys))
-        for b in range(a + 1, len(keys))
-        if keys[a].candidate(keys[b])
-        for n in (a, b)
-    }
-    chosen = [flat[n] for n in sorted(paired)]
-    return [MergeCandidate(f"F{n + 1}", seat, i, f) for n, (seat, i, f) in enumerate(chosen)]
-
-
-def resolve_groups(
-    candidates: Sequence[MergeCandidate], groups: Iterable[Sequence[str]]
-) -> list[list[FindingKey]]:
-    """The chair's groups of ids as findings: unknown ids ignored, an id already in an
-    earlier group ignored, each group split into its parts connected by candidate pairs
-    (same file, overlapping lines); what joins fewer than two findings is dropped."""
-    by_id = {c.id.casefold(): c for c in candidates}
-    keys = [_Key.of(c.finding) for c in candidates]
-    index = {c.id: n for n, c in enumerate(candidates)}
-    used: set[str] = set()
-    out: list[list[FindingKey]] = []
-    for group in groups:
-        members: list[int] = []
-        for raw in group:
-            found = by_id.get(raw.strip().casefold())
-            if found is None or found.id in used:
-                continue
-            used.add(found.id)
-            members.append(index[found.id])
-        forest = _Forest(len(candidates))
-        for i, j in _joined(keys, members):
-            forest.join(i, j)
-        parts: dict[int, list[int]] = {}
-        for n in members:
-            parts.setdefault(forest.root(n), []).append(n)
-        out += [[candidates[n].key for n in part] for part in parts.values() if len(part) > 1]
-    return out
+    paired: set[int] = set()
+    elsewhere: list[tuple[float, int, int]] = []
+    for a in range(len(keys)):
+        for b in range(a + 1, len(keys)):
+            if keys[a].candidate(keys[b]):
+                paired.update((a, b))
+            elif (score := keys[a].alike(keys[b])) >= ELSEWHERE_COSINE:
+                elsewhere.append((-score, a, b))
+    chosen, added = set(paired), 0
+    for _, a, b in sorted(elsewhere):
+        new = {a, b} - chosen
+        if added + len(new) <= ELSEWHERE_MAX:
+            chosen |= new
+            added += len(new)
+    listed = [flat[n] for n in sorted(chosen)]
+    return [MergeCandidate(f"F{n + 1}", seat, i, f) for n, (seat, i, f) in enumerate(listed)]
 
 
 def _rank(f: Finding) -> tuple[int, int, str]:
@@ -370,24 +427,46 @@ def _longest(values: Iterable[str | None]) -> str | None:
     return max(present, key=len) if present else None
 
 
-def _merge(members: Sequence[tuple[str, Finding]]) -> MergedFinding:
-    findings = [f for _, f in members]
-    best = min(findings, key=_rank)
+def _span(findings: Sequence[Finding]) -> tuple[int | None, int | None]:
+    """The union of the findings' lines: (start, end), end None for one line or none."""
     starts = [f.start_line for f in findings if f.start_line is not None]
     ends = [f.end_line or f.start_line for f in findings if f.start_line is not None]
-    start, end = (min(starts), max(e for e in ends if e is not None)) if starts else (None, None)
+    if not starts:
+        return None, None
+    start, end = min(starts), max(e for e in ends if e is not None)
+    return start, end if end != start else None
+
+
+def _merge(members: Sequence[tuple[str, Finding]]) -> MergedFinding:
+    findings = [f for _, f in members]
+    keys = [_Key.of(f) for f in findings]
+    # The representative: `_rank`, then its place, so a tie does not depend on the order.
+    first = min(
+        range(len(findings)), key=lambda n: (_rank(findings[n]), keys[n].path, keys[n].start or 0)
+    )
+    best = findings[first]
+    places = _parts(keys, range(len(findings)), _Key.candidate)
+    here = [findings[n] for n in next(p for p in places if first in p)]
+    start, end = _span(here)
+    also: set[tuple[str, int, int]] = set()
+    for place in places:
+        if first not in place:
+            at = _span([findings[n] for n in place])
+            if at[0] is not None or keys[place[0]].path != keys[first].path:
+                also.add((keys[place[0]].path, at[0] or 0, at[1] or 0))
     raised_by = list(dict.fromkeys(seat for seat, _ in members))
     return MergedFinding(
         severity=best.severity,
         path=normalize_path(best.path),
         start_line=start,
-        end_line=end if end != start else None,
+        end_line=end,
         title=best.title.strip(),
-        detail=_longest(f.detail for f in findings) or "",
-        suggestion=_longest(f.suggestion for f in findings),
-        replacement=_replacement(findings, start, end if end != start else None),
+        detail=_longest(f.detail for f in here) or "",
+        suggestion=_longest(f.suggestion for f in here),
+        replacement=_replacement(here, start, end),
         raised_by=raised_by,
         consensus=len(raised_by),
+        also_at=[format_location(p, s or None, e or None) for p, s, e in sorted(also)],
     )
 
 
@@ -410,10 +489,10 @@ def merge_findings(
 ) -> list[MergedFinding]:
     """Merge every seat's findings; order: severity, consensus (desc), path, line, title.
 
-    `groups`: the chair's merge groups (`resolve_groups`), each a list of (seat, index in
-    its findings); they join only findings that are candidates of each other, and a key
-    naming no finding is ignored. None: the chair gave none, so the text similarity is the
-    fallback (see the module docstring)."""
+    `groups`: the chair's merge groups as bot/council/merge_groups.py kept them, each a
+    list of (seat, index in its findings) joined whole, across files too; a key naming no
+    finding is ignored. None: the chair gave none, so the text similarity is the fallback
+    (see the module docstring)."""
     flat = [(seat, f) for seat, findings in per_seat for f in findings]
     at = {
         (seat, i): n

@@ -153,7 +153,7 @@ async def run_protocol(
     request = prepared.request(str(uuid.uuid4()), settings, max_cost_usd=None)
     started = time.monotonic()
     advisory = await engine.deliberate(request, budget=InMemoryBudget(None))
-    advisory = anchor_advisory(advisory, prepared.built.changed_lines)
+    advisory = anchor_advisory(advisory, prepared.built)
     usage = advisory.usage
     return ArmResult(
         arm=protocol,

@@ -275,7 +275,7 @@ class DeliberationJob:
         inline = InlineRequest(
             post=prepared.inline,
             min_severity=setup.config.inline_min_severity,
-            changed_lines=prepared.built.changed_lines,
+            changed_lines=prepared.built.hunk_lines,
             pr_diff=prepared.pr_diff,
         )
         await publish(

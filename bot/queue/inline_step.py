@@ -29,8 +29,8 @@ log = structlog.get_logger(__name__)
 
 @dataclass(frozen=True)
 class InlineRequest:
-    """From the prepared review: whether to post, from which severity, and the added lines
-    of the diff the review read (placements are kept to them)."""
+    """From the prepared review: whether to post, from which severity, and the hunk lines
+    (added and context) of the diff the review read (placements are kept to them)."""
 
     post: bool
     min_severity: Severity = "major"

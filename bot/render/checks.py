@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.council.advisory import Advisory, MergedFinding
+from bot.council.places import also_at_text
 from bot.render.conclusion import (
     Conclusion,
     Gate,
@@ -153,7 +154,14 @@ def _annotation(advisory: Advisory, f: MergedFinding) -> Annotation | None:
     if f.start_line is None or not f.path:
         return None
     message = f.detail.strip() or f.title
+    if f.outside_diff:
+        message += "\n\nOn lines this change leaves as they are (outside the diff)."
+    if f.also_at:
+        message += f"\n\nThe same issue {also_at_text(f)}."
     message += f"\n\nRaised by {raised_by(advisory, f.raised_by)}."
+    details = [f.suggestion] if f.suggestion else []
+    if f.replacement is not None:  # kept only for the lines it was written for
+        details.append(f"Suggested code for these lines:\n{f.replacement}")
     return Annotation(
         path=f.path,
         start_line=f.start_line,
@@ -161,15 +169,17 @@ def _annotation(advisory: Advisory, f: MergedFinding) -> Annotation | None:
         annotation_level=_LEVELS[f.severity],
         title=_plain(f"[{f.severity}] {f.title}", 255),
         message=_plain(message, _MESSAGE_MAX),
-        raw_details=_plain(f.suggestion, _MESSAGE_MAX) if f.suggestion else None,
+        raw_details=_plain("\n\n".join(details), _MESSAGE_MAX) if details else None,
     )
 
 
 def annotations_for(advisory: Advisory) -> list[Annotation]:
     """One annotation per merged finding anchored to a line.
 
-    The review pipeline has anchored every finding to lines the diff adds before this
-    runs (bot/review/anchors.py), so an annotation names only lines of the diff. GitHub
+    The review pipeline has anchored every finding to lines the head file has before this
+    runs (bot/review/anchors.py), so an annotation names only lines of a changed file at
+    head: a line of a hunk, or one outside the diff (GitHub takes an annotation on any line
+    of a file in the pull request; its message says it is outside the diff). GitHub
     requires `start_line` and `end_line` on every check-run annotation, and a file-level
     finding has no line of its own: it gets no annotation (pinning it to line 1 would
     point at a line the change may not touch); it is listed in the comment and in the
@@ -255,8 +265,9 @@ def _text(advisory: Advisory) -> str | None:
     lines = ["### Findings", ""]
     used = 0
     for n, f in enumerate(advisory.findings):
+        also = f" ({cell(also_at_text(f))})" if f.also_at else ""
         line = (
-            f"- **{f.severity}** {cell(f.location())}: {cell(f.title, 200)} "
+            f"- **{f.severity}** {cell(f.location())}{also}: {cell(f.title, 200)} "
             f"({raised_by(advisory, f.raised_by)})"
         )
         used += len(line) + 1

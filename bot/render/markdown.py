@@ -54,6 +54,7 @@ from bot.council.advisory import (
     SeatState,
     TopFinding,
 )
+from bot.council.places import also_at_text
 from bot.council.resolution import MAX_CONDITIONS
 from bot.council.schemas import Assessment, Severity
 from bot.render import debate  # a module import: bot.render.debate imports this one
@@ -474,7 +475,8 @@ def _visible_findings(
         rows.append(
             [
                 f"#{i + 1} {SEVERITY_EMOJI[f.severity]} {f.severity}",
-                cell(f.location(), caps["location"]),
+                cell(f.location(), caps["location"])
+                + (f" · {cell(also_at_text(f), caps['location'])}" if f.also_at else ""),
                 text,
                 cell(_raised_short(advisory, seats)),
             ]
@@ -604,8 +606,11 @@ def _visible(
 
 
 def _finding_item(advisory: Advisory, n: int, f: MergedFinding) -> str:
+    where = f"`{_inline(f.location(), 200)}`"
+    if f.also_at:
+        where += f" ({_inline(also_at_text(f), 400)})"
     line = (
-        f"{n}. {SEVERITY_EMOJI[f.severity]} **{f.severity}** · `{_inline(f.location(), 200)}` · "
+        f"{n}. {SEVERITY_EMOJI[f.severity]} **{f.severity}** · {where} · "
         f"**{_inline(f.title, _TITLE)}** ({_inline(raised_by(advisory, f.raised_by), 300)})"
     )
     line += f"\n   {_inline(f.detail, 900)}"

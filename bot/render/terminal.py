@@ -33,7 +33,9 @@ from bot.council.advisory import (
     SeatReport,
     SeatState,
     TopFinding,
+    format_location,
 )
+from bot.council.places import also_at_text
 from bot.render.debate import debate_text
 from bot.render.markdown import (
     RESOLUTION_EMOJI,
@@ -85,16 +87,15 @@ def _pct(fraction: float) -> str:
 # --- the pieces -----------------------------------------------------------------------------
 
 
-def location(path: str | None, start_line: int | None, end_line: int | None) -> str:
-    """`path:10`, `path:10-20` or `path` (the form terminals and editors open), "-" for none."""
+def location(
+    path: str | None, start_line: int | None, end_line: int | None, outside_diff: bool = False
+) -> str:
+    """`path:10`, `path:10-20` or `path` (the form terminals and editors open), "-" for none;
+    `path:196 (outside the diff)` for head lines no hunk of the diff shows."""
     if not path:
         return "-"
     where = _inline(path, _CELL)
-    if start_line is None:
-        return where
-    if end_line is None or end_line == start_line:
-        return f"{where}:{start_line}"
-    return f"{where}:{start_line}-{end_line}"
+    return format_location(where, start_line, end_line, line_prefix="", outside_diff=outside_diff)
 
 
 def verdict_line(advisory: Advisory) -> str:
@@ -210,9 +211,12 @@ def _finding_row(advisory: Advisory, names: dict[str, str], f: MergedFinding) ->
     detail = _inline(f.detail, _DETAIL)
     if detail:
         title.append(f"\n{detail}", style="dim")
+    where = Text(location(f.path, f.start_line, f.end_line, f.outside_diff))
+    if f.also_at:  # the same issue elsewhere (bot/council/places.py), in the same form
+        where.append(f"\n{_inline(also_at_text(f, line_prefix=''), _CELL)}", style="dim")
     return [
         _severity(f.severity),
-        Text(location(f.path, f.start_line, f.end_line)),
+        where,
         title,
         Text(_raised_by(advisory, names, f.raised_by)),
     ]

@@ -26,7 +26,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-from bot.council.advisory import Advisory, MergedFinding, SeatReport, format_location
+from bot.council.advisory import OUTSIDE_DIFF, Advisory, MergedFinding, SeatReport, format_location
 from bot.council.ledger import EventKind, LedgerEvent
 from bot.council.schemas import Assessment
 from bot.safety import strip_invisible
@@ -525,7 +525,8 @@ def _finding_row(advisory: Advisory, n: int, f: MergedFinding) -> list[str]:
     return [
         f'<a id="finding-{n}" href="#finding-{n}">{n}</a>',
         f'<span class="sev-{_e(f.severity)}">{_e(f.severity)}</span>',
-        f"<code>{_e(anchor(f.path, f.start_line, f.end_line))}</code>",
+        f"<code>{_e(anchor(f.path, f.start_line, f.end_line))}</code>"
+        + (f" {_e(OUTSIDE_DIFF)}" if f.outside_diff and f.start_line is not None else ""),
         _e(f.title),
         detail,
         _e(", ".join(_seat_name(advisory, s) for s in f.raised_by)) + f" ({f.consensus})",

@@ -1,63 +1,145 @@
-"""Anchors that exist: every finding's lines checked against the lines the change added.
+"""Anchors that exist: every finding's lines checked against the head the change was read at.
 
-A seat cites lines on the new side of the diff, and a model can miscount or cite a line
-the change did not touch. After the engine returns, `anchor_advisory` checks each
-finding against the diff the review was built from (`BuiltContext.changed_lines`: per
-file, its added lines on the new side):
+A seat cites lines of the head (the new side of the diff, or of the file around a hunk that
+the context showed), and a model can miscount or cite a line the file does not have. After
+the engine returns, `anchor_advisory` checks each finding against what the context builder
+recorded of the diff the review was built from (bot/context/build.py):
+`BuiltContext.hunk_lines` (per changed file, the head-side lines of its hunks, added and
+context) and `BuiltContext.head_line_counts` (how many lines the file has at head, where
+the builder knows):
 
-- a range that covers added lines is kept, clipped to the run of added lines it covers
-  most (a range never spans lines the diff does not add);
-- a range just outside the added lines (within `NEAR` lines) moves to the nearest added
-  line of that file;
-- anything else becomes a file-level finding (no lines), as does a finding on a file with
-  no added line or a file the diff does not touch (its path is kept as written).
+- a range on lines the head file has is kept as cited, with its suggested `replacement`.
+  One that touches no hunk line is marked `outside_diff`: it is annotated on the check run
+  but gets no inline review comment (GitHub takes those only on lines of a hunk), and the
+  renderers show it as `path:L196 (outside the diff)`;
+- a range partly past the end of the file is clipped to the lines the file has;
+- a line the file does not have moves to the nearest hunk line within `NEAR` lines, or the
+  finding becomes file-level (no lines);
+- a file whose length is not known (its head was not read): its hunk lines are known to
+  exist, its other lines are not - a range partly on hunk lines is clipped to the run of
+  them it covers most, the rest moves within `NEAR` or becomes file-level, as for a line
+  the file does not have;
+- a finding on a file the diff does not touch becomes file-level (its path kept as written).
 
-How many were clipped, moved or made file-level is said in the advisory's notes. The
-renderers then annotate only anchored lines, which are all added lines of the diff.
+A replacement was written for the lines cited: it is dropped when they moved or were
+clipped. How many findings moved, were clipped or made file-level, and why, is said in the
+advisory's notes. Given a bare mapping of runs per file instead of a context (a caller or a
+test with only the added lines), those runs are the hunk lines and no length is known.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
 from pydantic import BaseModel
 
+from bot.context.models import BuiltContext
 from bot.council.advisory import Advisory
 from bot.council.findings import normalize_path
 
 NEAR = 3  # lines: how far off a cited line may be and still be moved, not dropped
 
 Outcome = Literal["kept", "clipped", "moved", "file-level"]
+# Why a finding's lines were changed: past the end of the file at head; lines the diff does
+# not show in a file whose length is not known; a file the diff does not touch.
+Reason = Literal["past-end", "unknown-length", "not-in-change"]
 Lines = tuple[int | None, int | None]
 ChangedLines = Mapping[str, Sequence[tuple[int, int]]]
 _M = TypeVar("_M", bound=BaseModel)
 
 
-def anchor(
-    path: str, start: int | None, end: int | None, changed: ChangedLines
-) -> tuple[Lines, Outcome]:
-    """(start, end) of a finding on `path` checked against `changed`, and what was done.
-    A single line comes back as (line, None); a file-level finding as (None, None)."""
+@dataclass(frozen=True)
+class HeadLines:
+    """What a finding's lines are checked against: per changed file, its hunk lines at head
+    as runs, and its line count where known."""
+
+    hunks: ChangedLines
+    line_counts: Mapping[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, lines: BuiltContext | HeadLines | ChangedLines) -> HeadLines:
+        if isinstance(lines, HeadLines):
+            return lines
+        if isinstance(lines, BuiltContext):
+            # A context stored before hunk_lines: its added lines are the lines known.
+            return cls({**lines.changed_lines, **lines.hunk_lines}, lines.head_line_counts)
+        return cls(lines)
+
+    def key(self, path: str) -> str | None:
+        """The diff's own spelling of `path` (`./a.py`, `b/a.py` are `a.py`); None: the
+        diff does not touch it."""
+        if path in self.hunks:
+            return path
+        normal = normalize_path(path)
+        return normal if normal in self.hunks else None
+
+
+@dataclass(frozen=True)
+class Placed:
+    """Where a finding's lines end up: (start, end) - a single line as (line, None), a
+    file-level finding as (None, None) - what was done, why, and whether they are lines of
+    the head outside every hunk."""
+
+    lines: Lines
+    outcome: Outcome
+    reason: Reason | None = None
+    outside_diff: bool = False
+
+
+def place(
+    path: str, start: int | None, end: int | None, lines: BuiltContext | HeadLines | ChangedLines
+) -> Placed:
+    """The lines (start, end) of a finding on `path`, checked against the head."""
     if start is None:
-        return (None, None), "kept"
+        return Placed((None, None), "kept")
+    head = HeadLines.of(lines)
     first, last = (start, end) if end is not None and end >= start else (start, start)
-    runs = changed.get(path) or changed.get(normalize_path(path)) or ()
-    overlaps = [(max(a, first), min(b, last)) for a, b in runs if a <= last and b >= first]
-    if overlaps:
-        lo, hi = max(overlaps, key=lambda r: (r[1] - r[0], -r[0]))
-        if (lo, hi) == (first, last):
-            return (start, end), "kept"
-        return (lo, hi if hi > lo else None), "clipped"
+    key = head.key(path)
+    if key is None:
+        return Placed((None, None), "file-level", "not-in-change")
+    runs = head.hunks[key]
+    count = head.line_counts.get(key)
+    reason: Reason
+    if count is not None:
+        top = max([count, *(b for _, b in runs)])  # the last line the file has
+        if first >= 1 and last <= top:
+            return Placed((start, end), "kept", outside_diff=not _touches(first, last, runs))
+        lo, hi = max(first, 1), min(last, top)
+        if lo <= hi:
+            clipped = (lo, hi if hi > lo else None)
+            return Placed(clipped, "clipped", "past-end", not _touches(lo, hi, runs))
+        reason = "past-end"
+    else:
+        overlaps = [(max(a, first), min(b, last)) for a, b in runs if a <= last and b >= first]
+        if sum(b - a + 1 for a, b in overlaps) == last - first + 1:
+            return Placed((start, end), "kept")
+        if overlaps:
+            lo, hi = max(overlaps, key=lambda r: (r[1] - r[0], -r[0]))
+            return Placed((lo, hi if hi > lo else None), "clipped", "unknown-length")
+        reason = "unknown-length"
     nearest = _nearest(first, last, runs)
     if nearest is not None:
-        return (nearest, None), "moved"
-    return (None, None), "file-level"
+        return Placed((nearest, None), "moved", reason)
+    return Placed((None, None), "file-level", reason)
+
+
+def anchor(
+    path: str, start: int | None, end: int | None, lines: BuiltContext | HeadLines | ChangedLines
+) -> tuple[Lines, Outcome]:
+    """(start, end) of a finding on `path` checked against the head, and what was done."""
+    placed = place(path, start, end, lines)
+    return placed.lines, placed.outcome
+
+
+def _touches(first: int, last: int, runs: Sequence[tuple[int, int]]) -> bool:
+    return any(a <= last and b >= first for a, b in runs)
 
 
 def _nearest(first: int, last: int, runs: Sequence[tuple[int, int]]) -> int | None:
-    """The added line closest to [first, last] within NEAR lines (the earlier on a tie)."""
+    """The hunk line closest to [first, last] within NEAR lines (the earlier on a tie)."""
     best: tuple[int, int] | None = None  # (distance, line)
     for a, b in runs:
         candidate = (a - last, a) if a > last else (first - b, b)
@@ -66,35 +148,44 @@ def _nearest(first: int, last: int, runs: Sequence[tuple[int, int]]) -> int | No
     return best[1] if best is not None else None
 
 
-def _anchored(item: _M, changed: ChangedLines, tally: Counter[Outcome] | None) -> _M:
+Tally = Counter[tuple[Outcome, Reason | None]]
+
+
+def _anchored(item: _M, head: HeadLines, tally: Tally | None) -> _M:
     path = getattr(item, "path", None)
     start, end = getattr(item, "start_line", None), getattr(item, "end_line", None)
     if not path or start is None:
         return item
-    (new_start, new_end), outcome = anchor(path, start, end, changed)
+    placed = place(path, start, end, head)
     if tally is not None:
-        tally[outcome] += 1
-    if outcome == "kept":
+        tally[(placed.outcome, placed.reason)] += 1
+    update: dict[str, object] = {}
+    if "outside_diff" in type(item).model_fields:  # merged and top findings; not a seat's
+        update["outside_diff"] = placed.outside_diff
+    if placed.outcome != "kept":
+        update.update(start_line=placed.lines[0], end_line=placed.lines[1])
+        if getattr(item, "replacement", None) is not None:  # it was for the lines cited
+            update["replacement"] = None
+    if all(getattr(item, k) == v for k, v in update.items()):
         return item
-    update: dict[str, object] = {"start_line": new_start, "end_line": new_end}
-    if getattr(item, "replacement", None) is not None:  # it was for the lines cited
-        update["replacement"] = None
     return item.model_copy(update=update)
 
 
-def anchor_advisory(advisory: Advisory, changed: ChangedLines) -> Advisory:
+def anchor_advisory(advisory: Advisory, lines: BuiltContext | HeadLines | ChangedLines) -> Advisory:
     """The advisory with every finding (merged, top, and each seat's own) anchored to the
-    added lines in `changed`; a note says how many merged findings were changed. An empty
-    `changed` (no diff to check against) leaves the advisory as it is."""
-    if not changed:
+    head in `lines` (the review's context); a note says how many merged findings were
+    changed and why. A context without a changed file (no diff to check against) leaves
+    the advisory as it is."""
+    head = HeadLines.of(lines)
+    if not head.hunks:
         return advisory
-    tally: Counter[Outcome] = Counter()
-    findings = [_anchored(f, changed, tally) for f in advisory.findings]
-    top = [_anchored(t, changed, None) for t in advisory.top_findings]
+    tally: Tally = Counter()
+    findings = [_anchored(f, head, tally) for f in advisory.findings]
+    top = [_anchored(t, head, None) for t in advisory.top_findings]
     seats = []
     for seat in advisory.seats:
         if seat.assessment is not None and seat.assessment.findings:
-            own = [_anchored(f, changed, None) for f in seat.assessment.findings]
+            own = [_anchored(f, head, None) for f in seat.assessment.findings]
             seat = seat.model_copy(
                 update={"assessment": seat.assessment.model_copy(update={"findings": own})}
             )
@@ -108,19 +199,37 @@ def anchor_advisory(advisory: Advisory, changed: ChangedLines) -> Advisory:
     )
 
 
-def anchors_note(tally: Mapping[Outcome, int]) -> str | None:
-    """e.g. "Anchors: 1 finding moved to the nearest changed line, 2 made file-level (the
-    lines they cite are not lines this change adds)."; None when every anchor held."""
-    parts = []
-    if tally.get("moved"):
-        parts.append(f"{_count(tally['moved'])} moved to the nearest changed line")
-    if tally.get("clipped"):
-        parts.append(f"{_count(tally['clipped'])} clipped to the changed lines")
-    if tally.get("file-level"):
-        parts.append(f"{_count(tally['file-level'])} made file-level")
-    if not parts:
+_DONE: dict[Outcome, str] = {
+    "moved": "moved to the nearest line of the diff",
+    "clipped": "clipped to the lines the file has",
+    "file-level": "made file-level",
+}
+_WHY: dict[Reason, str] = {
+    "past-end": "the lines cited are not in the file at head",
+    "unknown-length": "the lines cited are not in the diff, and the file at head was not read",
+    "not-in-change": "the file is not part of this change",
+}
+
+
+def anchors_note(tally: Mapping[tuple[Outcome, Reason | None], int]) -> str | None:
+    """e.g. "Anchors: 1 finding moved to the nearest line of the diff, 1 finding made
+    file-level (the lines cited are not in the file at head); 2 findings made file-level
+    (the file is not part of this change)."; None when every anchor held (on lines
+    outside the diff too: their location says so)."""
+    groups = []
+    for reason, why in _WHY.items():
+        parts = []
+        for outcome, done in _DONE.items():
+            n = tally.get((outcome, reason), 0)
+            if outcome == "clipped" and reason == "unknown-length":
+                done = "clipped to the lines of the diff"
+            if n:
+                parts.append(f"{_count(n)} {done}")
+        if parts:
+            groups.append(f"{', '.join(parts)} ({why})")
+    if not groups:
         return None
-    return f"Anchors: {', '.join(parts)} (the lines they cited are not lines this change adds)."
+    return f"Anchors: {'; '.join(groups)}."
 
 
 def _count(n: int) -> str:

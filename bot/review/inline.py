@@ -20,8 +20,10 @@ run). `publish_inline` is the one entry point, for the App's worker and the Acti
    so a fixed finding is told from its comment alone too).
 3. **Lines GitHub accepts**: GitHub refuses a whole review when one comment's line is not
    in the diff, so each finding is placed first (`DiffLines.placement`): its lines must be
-   in one hunk of the diff's right side (and added lines of the diff the review read); a
-   range spanning hunks is put on its last line; the rest stay in the sticky comment only.
+   in one hunk of the diff's right side, added or context lines (and lines of the hunks
+   of the diff the review read); a range spanning hunks is put on its last line; a
+   finding on head lines outside the diff (`outside_diff`, bot/review/anchors.py) and the
+   rest stay in the sticky comment and the check run's annotations only.
    Findings from `min_severity` up are posted as ONE review with event COMMENT (never
    APPROVE or REQUEST_CHANGES), a ```suggestion block where the finding carries the exact
    replacement for all its lines.
@@ -102,8 +104,8 @@ _FIXED_PREFIX = "Fixed in "
 @dataclass(frozen=True)
 class DiffLines:
     """The diff's right side: each file's hunks as (first, last) line ranges, and the text
-    of every line in them; `changed`, when given, limits placements to the added lines of
-    the diff the review read (`BuiltContext.changed_lines`)."""
+    of every line in them; `changed`, when given, limits placements to the lines of the
+    hunks of the diff the review read, added and context (`BuiltContext.hunk_lines`)."""
 
     hunks: Mapping[str, Sequence[tuple[int, int]]]
     text: Mapping[str, Mapping[int, str]]
@@ -138,7 +140,8 @@ class DiffLines:
     def _hunk(self, path: str, number: int) -> tuple[int, int] | None:
         return next((h for h in self.hunks.get(path, ()) if h[0] <= number <= h[1]), None)
 
-    def _added(self, path: str, number: int) -> bool:
+    def _read(self, path: str, number: int) -> bool:
+        """Is `number` a line of a hunk of the diff the review read?"""
         if self.changed is None:
             return True
         return any(a <= number <= b for a, b in self.changed.get(path, ()))
@@ -151,9 +154,9 @@ class DiffLines:
             return None
         last = end if end is not None and end >= start else start
         hunk = self._hunk(path, last)
-        if hunk is None or not self._added(path, last):
+        if hunk is None or not self._read(path, last):
             return None
-        if last > start and hunk[0] <= start and self._added(path, start):
+        if last > start and hunk[0] <= start and self._read(path, start):
             return start, last
         return None, last
 
@@ -320,7 +323,7 @@ async def publish_inline(
         if fp in on_pr:
             result.already += 1
             continue
-        placed = lines.placement(f.path, f.start_line, f.end_line)
+        placed = None if f.outside_diff else lines.placement(f.path, f.start_line, f.end_line)
         if placed is None:
             result.off_diff += 1
             continue

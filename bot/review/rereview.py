@@ -177,7 +177,9 @@ def restrict(compare_diff: str, pr_diff: str) -> str:
 
 
 def added_lines(diff: str) -> dict[str, dict[int, str]]:
-    """Per file at head, its added lines: new-side line number -> text."""
+    """Per file at head, the lines of its hunks, added and context (a finding may sit on
+    either: bot/review/anchors.py): new-side line number -> text, as the inline comments
+    read them (bot/review/inline.py `DiffLines`), so both give a finding one fingerprint."""
     found: dict[str, dict[int, str]] = {}
     for f in _parse(diff):
         if f.new_path is None:
@@ -185,7 +187,7 @@ def added_lines(diff: str) -> dict[str, dict[int, str]]:
         lines = found.setdefault(f.new_path, {})
         for hunk in f.hunks:
             for (kind, _, new), text in zip(hunk.walk(), hunk.lines, strict=True):
-                if kind == "+":
+                if kind in ("+", " "):
                     lines[new] = text[1:]
     return found
 
@@ -233,7 +235,7 @@ def open_findings_text(findings: Sequence[PrFinding], since: str) -> str:
 class FindingTracking:
     """What a review needs, after the engine, to fingerprint and follow its findings.
 
-    `added`: the review diff's added lines (findings anchor to them: their text at head);
+    `added`: the review diff's hunk lines, added and context (their text at head);
     for an incremental review, `since` (the last advisory's head), `commits`, the earlier
     open findings, the head text of their files (None: not at head), and the comparison's
     removed lines and touched files."""

@@ -96,8 +96,8 @@ async def deliberate(
     if preflight is not None:
         await preflight(await seated_models(engine, request))
     advisory = await engine.deliberate(request, budget=budget)
-    # Findings cite only lines the diff adds (bot/review/anchors.py).
-    advisory = anchor_advisory(advisory, prepared.built.changed_lines)
+    # Findings cite lines the head has (bot/review/anchors.py).
+    advisory = anchor_advisory(advisory, prepared.built)
     if prepared.scope is not None:  # a re-review, a diff built from the files API
         advisory = advisory.model_copy(update={"scope": prepared.scope})
     return advisory

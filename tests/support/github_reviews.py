@@ -4,10 +4,13 @@ reactions on review comments, and review threads through GraphQL (`POST /graphql
 
 As GitHub does:
 - a review's comments must be on lines of the PR's diff, on its right side (context or
-  added lines of a hunk); one that is not fails the WHOLE review with a 422
-  "Unprocessable Entity" and `errors: ["Line could not be resolved"]` (a path not in the
-  diff: "Path could not be resolved"; a `start_line` in another hunk than `line`:
-  "pull_request_review_thread.start_line must be part of the same hunk as the line.");
+  added lines of a hunk); one that is not (a line of the file outside every hunk, or past
+  its end) fails the WHOLE review with a 422 "Unprocessable Entity" and `errors: ["Pull
+  request review thread line must be part of the diff and Pull request review thread diff
+  hunk can't be blank"]`, as GitHub words it (a path not in the diff: "Path could not be
+  resolved"; no line number: "Line could not be resolved"; a `start_line` in another hunk
+  than `line`: "pull_request_review_thread.start_line must be part of the same hunk as
+  the line.");
 - each comment of a review opens a thread; a reply joins its thread;
 - a workflow's GITHUB_TOKEN (github-actions[bot]) may not resolve a thread: the mutation
   answers HTTP 200 with a FORBIDDEN error "Resource not accessible by integration"
@@ -41,6 +44,10 @@ if TYPE_CHECKING:
 
 RESOLVE_FORBIDDEN = "Resource not accessible by integration"
 LINE_NOT_RESOLVED = "Line could not be resolved"
+LINE_NOT_IN_DIFF = (
+    "Pull request review thread line must be part of the diff and "
+    "Pull request review thread diff hunk can't be blank"
+)
 PATH_NOT_RESOLVED = "Path could not be resolved"
 START_OTHER_HUNK = (
     "pull_request_review_thread.start_line must be part of the same hunk as the line."
@@ -186,7 +193,7 @@ def _checked_comment(
         raise _unprocessable(PATH_NOT_RESOLVED)
     hunk = next((h for h in hunks[path] if h[0] <= line <= h[1]), None)
     if hunk is None:
-        raise _unprocessable(LINE_NOT_RESOLVED)
+        raise _unprocessable(LINE_NOT_IN_DIFF)
     if start is not None:
         if not isinstance(start, int) or start >= line:
             raise _unprocessable("pull_request_review_thread.start_line must precede the end line.")

@@ -1,8 +1,10 @@
 """One issue, one finding: three seats word one issue three ways and the advisory lists it
 once, raised by all three, over the wire (the real SDKs through the provider registry, the
 fake model server answering as `CouncilScript`). The chair groups the findings in one call
-made only when two findings share a file and overlapping lines; without a valid answer the
-findings merge by their wording."""
+made only when two findings share a file and overlapping lines, or read alike elsewhere;
+its groups may span files (one finding, the other places in `also_at`), and a group the
+code refuses is said in the notes. Without a valid answer the findings merge by their
+wording."""
 
 from __future__ import annotations
 
@@ -181,13 +183,13 @@ async def test_an_invalid_merge_answer_twice_falls_back_to_the_wording(
     assert any("merged by their wording" in note for note in advisory.notes)
 
 
-async def test_no_two_findings_on_the_same_lines_make_no_merge_call(
+async def test_no_two_findings_on_the_same_lines_or_alike_make_no_merge_call(
     models: FakeModelServer, registry: ProviderRegistry
 ) -> None:
     apart = [
         [RETRY[0]],
-        [{**RETRY[1], "path": "app/server.py"}],
-        [{**RETRY[2], "start_line": 90}],
+        [finding("Port read from env unchecked", "int() raises on a bad PORT.", 5, path="s.py")],
+        [finding("Slow scan of the rows", "The lookup is quadratic in the table size.", 90)],
     ]
     advisory, ledger = await deliberate(models, registry, apart, [["F1", "F2", "F3"]])
 
@@ -196,7 +198,52 @@ async def test_no_two_findings_on_the_same_lines_make_no_merge_call(
     assert advisory.usage.calls == len(models.calls)
 
 
-async def test_a_chair_group_across_files_is_ignored_and_its_same_file_part_kept(
+async def test_one_issue_in_two_files_is_one_row_with_the_other_place(
+    models: FakeModelServer, registry: ProviderRegistry
+) -> None:
+    # The ragflow#6553 shape: the same None-return bug where the function returns None and
+    # where a caller uses the result; a third seat reports something else.
+    service = finding(
+        "get_by_id returns None for a missing document",
+        "DocumentService.get_by_id now returns None when the id is unknown instead of "
+        "raising; every caller that reads .kb_id from the result crashes.",
+        338,
+        340,
+        severity="critical",
+        path="document_service.py",
+    )
+    caller = finding(
+        "Unchecked None from DocumentService.get_by_id",
+        "doc.kb_id is read right after get_by_id without a None check: a 500.",
+        618,
+        severity="critical",
+        path="api_app.py",
+    )
+    other = finding("Retry loop has no upper bound", RETRY[0]["detail"], 40, severity="minor")
+    advisory, _ = await deliberate(models, registry, [[service], [caller], [other]], [["F1", "F2"]])
+
+    # The chair was asked about the two findings though they share no file, and only them.
+    (asked,) = merge_calls(models)
+    text = asked.request.messages_text
+    assert "F1 | Member " in text and "document_service.py:L338-L340" in text
+    assert "F2 | Member " in text and "api_app.py:L618" in text
+    assert "F3 |" not in text and other["title"] not in text
+    # One finding at the representative's location, the other place listed.
+    critical = [f for f in advisory.findings if f.severity == "critical"]
+    assert len(critical) == 1
+    (one,) = critical
+    assert (one.path, one.start_line, one.end_line) == ("document_service.py", 338, 340)
+    assert one.also_at == ["api_app.py:L618"] and one.consensus == 2
+    assert not any(n.startswith("The chair's group") for n in advisory.notes)
+    comment = render_comment(advisory)
+    rows = [line for line in comment.splitlines() if line.startswith("| #")]
+    assert len(rows) == 2  # the merged finding and the minor one
+    assert "document_service.py:L338-L340 · also at api_app.py:L618" in rows[0]
+    assert "2 seats" in comment
+    assert "Unchecked None from DocumentService.get_by_id" not in comment
+
+
+async def test_a_chair_group_of_two_unrelated_files_is_merged_in_parts_and_said(
     models: FakeModelServer, registry: ProviderRegistry
 ) -> None:
     # Two findings of one issue in app/client.py the wording alone would not join, and two
@@ -233,14 +280,24 @@ async def test_a_chair_group_across_files_is_ignored_and_its_same_file_part_kept
     assert "F4 |" in text and "F5 |" not in text  # four candidates, numbered in seat order
     # The chair's group joined the two client.py findings (F1: timeout, F3: hangs) ...
     client = [f for f in advisory.findings if f.path == "app/client.py"]
-    assert [(f.title, f.consensus) for f in client] == [("Request has no timeout", 2)]
-    # ... and the two server.py findings (F2, F4) as a part of their own, never across files.
+    assert [(f.title, f.consensus, f.also_at) for f in client] == [
+        ("Request has no timeout", 2, [])
+    ]
+    # ... and the two server.py findings (F2, F4) as a part of their own: the two files
+    # share no title word, code name or wording.
     server = [f for f in advisory.findings if f.path == "app/server.py"]
-    assert [f.consensus for f in server] == [2]
+    assert [(f.consensus, f.also_at) for f in server] == [(2, [])]
     assert len(advisory.findings) == 2
+    # Not silently: the notes, and so the comment, say what was not merged and why.
+    note = (
+        "The chair's group F1, F3, F2, F4, F9 was merged as F1, F3 and F2, F4 without F9: "
+        "F9 is not a finding it was shown; F1, F3 and F2, F4 share no file, title word or "
+        "code name."
+    )
+    assert note in advisory.notes and f"- {note}" in render_comment(advisory)
 
 
-async def test_a_chair_group_joining_only_different_files_joins_nothing(
+async def test_a_chair_group_joining_findings_that_share_nothing_joins_nothing(
     models: FakeModelServer, registry: ProviderRegistry
 ) -> None:
     client = [
@@ -249,15 +306,25 @@ async def test_a_chair_group_joining_only_different_files_joins_nothing(
             "Secret token logged on every retry", "Each retry logs the Authorization header.", 42
         ),
     ]
-    server = {**RETRY[2], "path": "app/server.py", "start_line": 3}
-    server_b = {**RETRY[1], "path": "app/server.py", "start_line": 4}
+    server = finding(
+        "Port read from env unchecked", "int() raises on a bad PORT.", 3, path="app/server.py"
+    )
+    server_b = finding(
+        "PORT parsed without validation", "A bad PORT is a ValueError.", 4, path="app/server.py"
+    )
     advisory, _ = await deliberate(models, registry, [client, [server], [server_b]], [["F1", "F3"]])
 
     assert len(merge_calls(models)) == 1
-    # F1 (client.py) and F3 (server.py) are not candidates of each other: nothing joined
-    # by the chair; the title rule joins neither pair.
+    # F1 (the retry, client.py) and F3 (the PORT, server.py) share no file, title word or
+    # code name: the chair's group is refused, and said; the title rule joins no pair.
     assert len(advisory.findings) == 4
-    assert all(f.consensus == 1 for f in advisory.findings)
+    assert all(f.consensus == 1 and f.also_at == [] for f in advisory.findings)
+    note = (
+        "The chair's group F1, F3 was not merged: F1 and F3 share no file, title word or code name."
+    )
+    assert note in advisory.notes
+    # After the board's three notes: in the comment's "More notes" (the first three show).
+    assert advisory.notes.index(note) == 3 and f"- {note}" in render_comment(advisory)
 
 
 async def test_a_resumed_deliberation_replays_the_chairs_groups(

@@ -11,10 +11,10 @@ from bot.council.findings import (
     candidate_pair,
     merge_candidates,
     merge_findings,
-    resolve_groups,
     same_issue,
     text_similarity,
 )
+from bot.council.merge_groups import resolve_groups
 from bot.council.schemas import Finding, Severity
 
 
@@ -347,10 +347,14 @@ def test_the_similarity_never_joins_other_files_or_lines() -> None:
 
 
 def test_candidates_are_the_findings_sharing_a_file_and_lines() -> None:
+    # Details that share no term: nothing reads alike elsewhere (see test_findings_across).
+    def at(title: str, path: str = "app/db.py", start: int | None = 10) -> Finding:
+        return finding(title, path, start, detail=title.lower() * 3)
+
     per_seat = [
-        ("s1", [finding("A", start=10), finding("B", path="other.py", start=10)]),
-        ("s2", [finding("C", start=12), finding("D", start=50)]),
-        ("s3", [finding("E", start=None), finding("F", path="./app/db.py", start=None)]),
+        ("s1", [at("A"), at("B", path="other.py")]),
+        ("s2", [at("C", start=12), at("D", start=50)]),
+        ("s3", [at("E", start=None), at("F", path="./app/db.py", start=None)]),
     ]
     candidates = merge_candidates(per_seat)
     assert [(c.id, c.seat, c.index, c.finding.title) for c in candidates] == [
@@ -361,14 +365,29 @@ def test_candidates_are_the_findings_sharing_a_file_and_lines() -> None:
     ]
     assert candidate_pair(finding("A", start=10, end=12), finding("B", start=14))
     assert not candidate_pair(finding("A", start=10), finding("B", start=None))
-    assert merge_candidates([("s1", [finding("A")]), ("s2", [finding("B", start=40)])]) == []
+    assert merge_candidates([("s1", [at("A")]), ("s2", [at("B", start=40)])]) == []
 
 
 def test_the_chairs_groups_are_checked_against_the_candidates() -> None:
+    def at(title: str, path: str, start: int, detail: str) -> Finding:
+        return finding(title, path, start, detail=detail)
+
     per_seat = [
-        ("s1", [finding("Timeout missing", start=10), finding("Port unchecked", "b.py", 5)]),
-        ("s2", [finding("Worker may hang", start=11)]),
-        ("s3", [finding("Bad PORT crashes", "b.py", 6), finding("Slow loop", start=12)]),
+        (
+            "s1",
+            [
+                at("Timeout missing", "app/db.py", 10, "The HTTP call can wait forever."),
+                at("Port unchecked", "b.py", 5, "int() raises on a bad PORT."),
+            ],
+        ),
+        ("s2", [at("Worker may hang", "app/db.py", 11, "A stalled upstream blocks it.")]),
+        (
+            "s3",
+            [
+                at("Bad PORT crashes", "b.py", 6, "A non-numeric PORT is a ValueError."),
+                at("Slow loop", "app/db.py", 12, "Quadratic scan of the rows."),
+            ],
+        ),
     ]
     candidates = merge_candidates(per_seat)
     ids = {c.finding.title: c.id for c in candidates}
@@ -379,16 +398,24 @@ def test_the_chairs_groups_are_checked_against_the_candidates() -> None:
         "Bad PORT crashes": "F4",
         "Slow loop": "F5",
     }
-    groups = resolve_groups(
+    resolved = resolve_groups(
         candidates,
         [
-            ["F1", "F2", "f3", "F4", "F77"],  # across files: split by file; F77 unknown
-            ["F3", "F5"],  # F3 is already in the first group: only F5 is left, alone
-            ["F2"],
+            # Two files that share no title word, code name or wording: merged in their
+            # two parts; F77 unknown.
+            ["F1", "F2", "f3", "F4", "F77"],
+            ["F3", "F5"],  # F3 is already merged by the first group: only F5 is left, alone
+            ["F2"],  # one finding: nothing to merge, nothing said
         ],
     )
-    assert groups == [[("s1", 0), ("s2", 0)], [("s1", 1), ("s3", 0)]]
-    merged = merge_findings(per_seat, groups)
+    assert resolved.groups == [[("s1", 0), ("s2", 0)], [("s1", 1), ("s3", 0)]]
+    assert resolved.notes() == [
+        "The chair's group F1, F2, F3, F4, F77 was merged as F1, F3 and F2, F4 without F77: "
+        "F77 is not a finding it was shown; F1, F3 and F2, F4 share no file, title word or "
+        "code name.",
+        "The chair's group F3, F5 was not merged: F3 is in the earlier group F1, F3.",
+    ]
+    merged = merge_findings(per_seat, resolved.groups)
     assert sorted((m.path, m.consensus) for m in merged) == [
         ("app/db.py", 1),
         ("app/db.py", 2),

@@ -1,4 +1,6 @@
-"""Anchors that exist: findings are checked against the lines the change adds."""
+"""Anchors that exist, given only runs of lines per file (no head length known): a line in
+them exists, any other is moved or made file-level. With a context's hunks and lengths:
+tests/unit/review/test_anchors_head.py."""
 
 from __future__ import annotations
 
@@ -119,8 +121,9 @@ def test_the_advisory_is_anchored_and_says_so() -> None:
     assert seat is not None and seat.findings[0].start_line == 14
     assert anchored.notes == [
         "single-model council",
-        "Anchors: 1 finding moved to the nearest changed line, 2 findings made file-level "
-        "(the lines they cited are not lines this change adds).",
+        "Anchors: 1 finding moved to the nearest line of the diff, 1 finding made file-level "
+        "(the lines cited are not in the diff, and the file at head was not read); "
+        "1 finding made file-level (the file is not part of this change).",
     ]
 
 

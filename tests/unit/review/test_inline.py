@@ -27,7 +27,7 @@ from bot.store import Database
 from bot.store.findings import pr_findings
 from tests.support.github_app import github_app
 from tests.support.github_reviews import (
-    LINE_NOT_RESOLVED,
+    LINE_NOT_IN_DIFF,
     START_OTHER_HUNK,
     react_as,
     resolve_as,
@@ -118,11 +118,13 @@ def test_placement_keeps_to_one_hunk_of_the_right_side() -> None:
     assert lines.placement("app/retry.py", None, None) is None  # file-level
 
 
-def test_placement_keeps_to_the_added_lines_the_review_read() -> None:
-    lines = DiffLines.from_diff(DIFF, {"app/retry.py": [(3, 4), (22, 22)]})
+def test_placement_keeps_to_the_hunk_lines_the_review_read() -> None:
+    # The review read the first hunk only (its hunk lines, added and context: 1-5).
+    lines = DiffLines.from_diff(DIFF, {"app/retry.py": [(1, 5)]})
     assert lines.placement("app/retry.py", 3, 4) == (3, 4)
-    assert lines.placement("app/retry.py", 1, None) is None  # context: not what was reviewed
-    assert lines.placement("app/retry.py", 2, 4) == (None, 4)
+    assert lines.placement("app/retry.py", 1, None) == (None, 1)  # a context line
+    assert lines.placement("app/retry.py", 2, 4) == (2, 4)
+    assert lines.placement("app/retry.py", 22, None) is None  # a hunk it did not read
 
 
 def test_the_fingerprint_is_of_the_first_anchored_lines_text() -> None:
@@ -195,7 +197,7 @@ async def test_a_line_outside_the_diff_fails_the_whole_review_with_422(
         )
     assert answer.status_code == 422
     assert answer.json()["message"] == "Unprocessable Entity"
-    assert answer.json()["errors"] == [LINE_NOT_RESOLVED]
+    assert answer.json()["errors"] == [LINE_NOT_IN_DIFF]
     assert reviews_of(fake).reviews(REPO, 1) == [] and reviews_of(fake).comments(REPO, 1) == []
     across = {**good, "start_line": 3, "line": 22}
     with pytest.raises(GitHubValidationError) as refused:
