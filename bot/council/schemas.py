@@ -229,8 +229,8 @@ class PanelDesign(_Strict):
     )
     is_choice: bool = Field(
         default=False,
-        description="Whether the question asks to choose between options (e.g. 'should this "
-        "cache live in Redis?' is: Redis or not)",
+        description="Whether the question names 2 or more options to choose between (e.g. "
+        "'Redis or Postgres?'); a yes/no question such as 'should it merge?' is not",
     )
     options: list[str] = Field(
         default_factory=list, description="The options of a choice, 2-4; empty otherwise"

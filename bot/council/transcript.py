@@ -2,18 +2,60 @@
 
 Members appear only by label, always in the stored member order, and the record only grows
 by appending sections, so the prefix all seats of a phase share stays cacheable.
+
+What the chair synthesizes from is here, bounded: each finding with its detail (at most
+`DETAIL_MAX` characters) and its suggested fix (`SUGGESTION_MAX`), the most severe first
+within `MEMBER_DETAIL_MAX` characters a member (past it, a finding shows its title only),
+each member's merge conditions, and each vote's conditions (an approval's before merging;
+a rejection's, what would change it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from bot.council.schemas import Assessment, DiscussionMessage, Vote
+from bot.council.schemas import Assessment, DiscussionMessage, Finding, Vote
 from bot.council.seats import Seat
+
+DETAIL_MAX = 300  # characters of a finding's detail in the record
+SUGGESTION_MAX = 200  # characters of its suggested fix
+MEMBER_DETAIL_MAX = 2_400  # characters of details and fixes a member's findings show
+_SEVERITY_ORDER = {"critical": 0, "major": 1, "minor": 2, "nit": 3}
 
 
 def _bullets(items: Sequence[str]) -> str:
     return "\n".join(f"  - {item}" for item in items) if items else "  - (none)"
+
+
+def _clip(text: str, limit: int) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[: limit - 3].rstrip() + "..."
+
+
+def finding_entry(f: Finding, *, detailed: bool = True) -> str:
+    """A finding as the record shows it: severity, location and title, then (`detailed`)
+    its detail and suggested fix, each clipped, on their own lines."""
+    span = f"{f.start_line}-{f.end_line}" if f.start_line and f.end_line else f.start_line
+    entry = f"[{f.severity}] {f.path}:{span or ''} {f.title}"
+    if detailed and f.detail.strip():
+        entry += f"\n    Detail: {_clip(f.detail, DETAIL_MAX)}"
+    if detailed and f.suggestion and f.suggestion.strip():
+        entry += f"\n    Suggestion: {_clip(f.suggestion, SUGGESTION_MAX)}"
+    return entry
+
+
+def findings_entries(findings: Sequence[Finding]) -> list[str]:
+    """Each finding in the member's order; the most severe show their detail and fix until
+    `MEMBER_DETAIL_MAX` characters are spent, the rest their title only."""
+    detailed: set[int] = set()
+    spent = 0
+    for i in sorted(range(len(findings)), key=lambda i: _SEVERITY_ORDER[findings[i].severity]):
+        cost = len(finding_entry(findings[i])) - len(finding_entry(findings[i], detailed=False))
+        if spent + cost > MEMBER_DETAIL_MAX:
+            break
+        spent += cost
+        detailed.add(i)
+    return [finding_entry(f, detailed=i in detailed) for i, f in enumerate(findings)]
 
 
 def assessment_entry(label: str, a: Assessment) -> str:
@@ -31,12 +73,12 @@ def assessment_entry(label: str, a: Assessment) -> str:
             _bullets(a.concerns),
             "Recommendations:",
             _bullets(a.recommendations),
+            "Merge conditions:",
+            _bullets(a.merge_conditions),
             "Questions:",
             _bullets(questions),
             "Findings:",
-            _bullets(
-                [f"[{f.severity}] {f.path}:{f.start_line or ''} {f.title}" for f in a.findings]
-            ),
+            _bullets(findings_entries(a.findings)),
         ]
     )
 
@@ -87,10 +129,14 @@ def votes_section(order: Sequence[Seat], votes: Mapping[str, Vote | None]) -> st
         if vote is None:
             lines.append(f"- {seat.label}: ABSTAIN")
             continue
-        conditions = "; ".join(vote.conditions) or "none"
+        conditions = "; ".join(c for c in vote.conditions if c.strip())
+        if vote.vote == "APPROVE":
+            said = f"Merge conditions: {conditions}" if conditions else "Approves as is."
+        else:
+            said = f"Would change its vote: {conditions or 'not said'}"
         lines.append(
             f"- {seat.label}: {vote.vote} (confidence {vote.confidence:.2f}) - "
-            f"{vote.rationale} Conditions: {conditions}"
+            f"{vote.rationale} {said}"
         )
     return "## Votes\n\n" + "\n".join(lines)
 
