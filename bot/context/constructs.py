@@ -141,13 +141,18 @@ def line_evidence(
     """Per rule that matches, the first added line it matches (one per concept and family),
     and the first query-builder call (`QUERY_HINT`)."""
     text = "\n".join(t for _, t in lines).lower()
+    # Concurrency is what the code does: a word in a string or a comment ("threading" in a
+    # table of synonyms, "use a lock here" in a docstring) starts nothing.
+    code = [(n, code_only(t)) for n, t in lines]
+    code_text = "\n".join(t for _, t in code).lower()
     found: list[ChangeEvidence] = []
     for rule in RULES:
         if rule.languages is not None and language not in rule.languages:
             continue
-        if not any(h in text for h in rule.hints):
+        read, seen_text = (code, code_text) if rule.concept == "concurrency" else (lines, text)
+        if not any(h in seen_text for h in rule.hints):
             continue
-        hit = _first(rule.pattern, lines)
+        hit = _first(rule.pattern, read)
         if hit is not None:
             number, seen = hit
             named = seen if seen.startswith(rule.family) else f"{rule.family} ({seen})"
@@ -186,6 +191,19 @@ def around_evidence(path: str, hunks: Sequence[tuple[int, str, str]]) -> ChangeE
             what = f"{verb} an access check ({seen})"
             return ChangeEvidence(concept="security", what=what, path=path, line=number)
     return None
+
+
+# A string literal (one line; its quotes kept) or a comment to the end of the line: `#`
+# after code or at its start, `//` not inside a URL.
+_STRING_OR_COMMENT = re.compile(
+    r"""(?P<q>["'`])(?:\\.|(?!(?P=q)).)*(?P=q)|(?:^|\s)#(?![!\[]).*$|(?<!:)//.*$"""
+)
+
+
+def code_only(line: str) -> str:
+    """`line` with its string literals emptied and its comment dropped (a rough cut, every
+    language at once: what a construct rule may match is code)."""
+    return _STRING_OR_COMMENT.sub(lambda m: m.group("q") * 2 if m.group("q") else "", line)
 
 
 def _first(pattern: re.Pattern[str], lines: Sequence[tuple[int, str]]) -> tuple[int, str] | None:

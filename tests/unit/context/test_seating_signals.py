@@ -107,6 +107,10 @@ async def test_concurrency_constructs_per_language(path: str, after: str, what: 
         ("a/page.ts", "const done = items.filter(i => i.done);\n"),
         ("a/x.py", "async def get(url):\n    return await fetch(url)\n"),
         ("a/arrow.py", "x = a <- b\n"),  # `<-` is a channel only in Go
+        # A word in a data table, a docstring or a comment starts nothing.
+        ("a/words.py", 'SYNONYMS = ("threading", "asyncio.gather", "lock()")\n'),
+        ("a/x.py", "x = 1  # run it in threading later\n"),
+        ("a/x.go", '\tmsg := "go func() { done <- 1 }"  // not a goroutine\n'),
     ],
 )
 async def test_no_concurrency_where_there_is_none(path: str, after: str) -> None:
