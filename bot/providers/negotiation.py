@@ -8,14 +8,25 @@ servers take no tools. So an endpoint in `auto` mode tries the modes in `ORDER` 
 the next when the server's error names the request's format, and the mode that worked is
 remembered per endpoint and model: per process by default, through Redis for workers
 (`bot.queue.modes`), so the next call, and the next worker, start with it.
+
+Where the mode is known, nothing is negotiated: a mode set in the settings is used as is,
+and OpenAI's own API (`openai:` with a model the capability table knows) and Azure OpenAI
+(`known_endpoint`) take `first_mode` without asking (only their refusal of it, naming the
+format, would send them down `ORDER`).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
+from urllib.parse import urlsplit
 
 from bot.providers.base import BadRequest, ContextTooLong, ProviderError, ServerError
+
+if TYPE_CHECKING:
+    from bot.providers.capabilities import ModelCapabilities
+    from bot.providers.refs import ModelRef
+    from bot.settings import StructuredSetting
 
 Mode = Literal["json_schema", "json_object", "tools", "text"]
 # Best first: a schema the server enforces, then a schema it is given, then a tool call,
@@ -30,6 +41,8 @@ _FORMAT_WORDS = re.compile(
     re.IGNORECASE,
 )
 _FORMAT_STATUSES = (400, 422, 500)
+# Azure OpenAI resources: <name>.openai.azure.com, and the AI Services multi-service host.
+_AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com")
 
 
 def next_mode(mode: Mode) -> Mode | None:
@@ -82,3 +95,24 @@ def as_mode(value: object) -> Mode | None:
 
 def memory_key(base_url: str, model: str) -> str:
     return f"{base_url.rstrip('/')}|{model}"
+
+
+def first_mode(setting: StructuredSetting, ref: ModelRef, caps: ModelCapabilities) -> Mode:
+    """The mode a structured call tries first: the one set, else the best the endpoint
+    takes (after json_schema where the endpoint says it has none: the older setting)."""
+    chosen = as_mode(setting)
+    if chosen is not None:
+        return chosen
+    if ref.endpoint is not None and not ref.endpoint.json_schema:
+        return "json_object"
+    return as_mode(caps.structured) or "json_schema"
+
+
+def known_endpoint(ref: ModelRef, caps: ModelCapabilities) -> bool:
+    """An endpoint whose structured mode is known without asking: OpenAI's own API with a
+    model the capability table knows (every one of them takes strict json_schema), or Azure
+    OpenAI (its host, or the api-version only Azure wants)."""
+    if ref.provider == "openai":
+        return caps.known
+    host = urlsplit(ref.base_url or "").hostname or ""
+    return ref.api_version is not None or host.endswith(_AZURE_HOSTS)

@@ -4,7 +4,14 @@ OpenAI-compatible endpoints (Ollama's /v1, vLLM, llama.cpp, LM Studio, OpenRoute
 Structured output is negotiated per endpoint and model (bot.providers.negotiation): strict
 `json_schema`, then `json_object` with the schema, then a forced tool call, then free text
 with the schema in the prompt (the JSON read out of the answer, one repair re-ask). The first
-structured call of an unknown pairing finds the mode; every later call uses it.
+structured call of an unknown pairing finds the mode, streamed, holding the negotiation lock
+only until the server has accepted or refused the request's format (its response began or
+its error came back): the calls waiting on the lock then go with the accepted mode while the
+first answer is still being written, so a phase's seats never wait on negotiation. A mode
+set in the settings, OpenAI's own API and Azure are known (`known_endpoint`): no lock, no
+negotiation; a refusal of the format by a known endpoint, never yet accepted, is
+negotiated from the next mode. A 200 whose answer ignored the format switches later calls
+to the schema in the prompt.
 
 Each call sends only its own phase's schema or tool: OpenAI puts tools and the response
 schema ahead of the system prompt in its cached prefix, and the schema changes with the
@@ -16,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -33,11 +41,12 @@ from bot.providers.base import (
 )
 from bot.providers.errors import map_sdk_error
 from bot.providers.negotiation import (
-    ORDER,
     PROCESS_MODES,
     Mode,
     ModeMemory,
     as_mode,
+    first_mode,
+    known_endpoint,
     memory_key,
     names_format,
     next_mode,
@@ -51,6 +60,18 @@ REPAIR = (
     "Your answer could not be read as the JSON object asked for ({reason}). Reply with that "
     "JSON object only: no prose, no code fence."
 )
+
+
+@dataclass
+class _Opened:
+    """A request the server took: its response (begun, when streamed), not yet read."""
+
+    response: Any  # openai's LegacyAPIResponse
+    streamed: bool
+    sent_chars: int
+
+    async def close(self) -> None:
+        await self.response.http_response.aclose()
 
 
 def openai_client(
@@ -90,7 +111,13 @@ class OpenAIAdapter(Adapter):
         self._setting = structured
         self._modes = modes
         self._shared_tools = shared_tools
-        self._mode: Mode | None = None  # the mode that worked (or was set)
+        # The mode in use: set, known from the endpoint, or found (None: not yet).
+        self._mode: Mode | None = as_mode(structured)
+        # Known from the endpoint and not yet accepted: a refusal of it is negotiated.
+        self._presumed = False
+        if self._mode is None and structured == "auto" and known_endpoint(self._ref, self._caps):
+            self._mode, self._presumed = self._first_mode(), True
+        self._start: Mode | None = None  # where negotiation starts after such a refusal
         self._negotiating = asyncio.Lock()
 
     @property
@@ -104,20 +131,15 @@ class OpenAIAdapter(Adapter):
 
     @property
     def mode_confirmed(self) -> bool:
-        return self._mode is not None
+        """A mode is in use that the settings set or the server took."""
+        return self._mode is not None and not self._presumed
 
     @property
     def _memory_key(self) -> str:
         return memory_key(self.base_url, self._ref.model)
 
     def _first_mode(self) -> Mode:
-        if self._setting != "auto" and self._setting != "format":
-            return self._setting
-        endpoint = self._ref.endpoint
-        if endpoint is not None and not endpoint.json_schema:
-            return "json_object"
-        structured = self._caps.structured
-        return structured if structured in ORDER else "json_schema"
+        return first_mode(self._setting, self._ref, self._caps)
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -143,14 +165,18 @@ class OpenAIAdapter(Adapter):
     ) -> RawAnswer:
         if request.output is None:
             return await self._send(request, "text", began)
-        if self._mode is None:
-            async with self._negotiating:  # one call finds the mode; the others wait for it
-                if self._mode is None:
-                    remembered = as_mode(await self._recall())
-                    if remembered is None or self._setting != "auto":
-                        return await self._negotiate(request, began)
-                    self._mode = remembered
-        return await self._structured(request, self._mode, began)
+        while True:
+            mode = self._mode
+            if mode is None:
+                found = await self._negotiate(request)
+                if found is None:
+                    continue  # found by another call meanwhile, or remembered
+                return await self._negotiated(request, *found, began)
+            try:
+                return await self._structured(request, mode, began)
+            except ProviderError as err:
+                if not self._step_down(mode, err):
+                    raise
 
     async def _recall(self) -> str | None:
         try:
@@ -166,18 +192,26 @@ class OpenAIAdapter(Adapter):
         except Exception:
             log.warning("structured_mode_store_failed", model=self.ref, exc_info=True)
 
-    async def _negotiate(
-        self, request: ModelCall[OutputT], began: asyncio.Event | None
-    ) -> RawAnswer:
-        """Try modes in order until the server takes one; remember it."""
-        mode = self._first_mode()
-        auto = self._setting == "auto"
-        while True:
-            try:
-                raw = await self._send(request, mode, began)
-            except ProviderError as err:
-                fallback = next_mode(mode) if auto and names_format(err) else None
-                if fallback is not None:
+    async def _negotiate(self, request: ModelCall[OutputT]) -> tuple[Mode, _Opened] | None:
+        """Under the lock, until the server has accepted or refused each format tried: the
+        remembered mode, or the first the server accepts for `request`, remembered, with
+        its response begun (None: the mode is known now and `request` was not sent)."""
+        async with self._negotiating:  # one call finds the mode; the others wait for it
+            if self._mode is not None:
+                return None
+            if self._start is None:
+                remembered = as_mode(await self._recall())
+                if remembered is not None:
+                    self._mode = remembered
+                    return None
+            mode = self._start or self._first_mode()
+            while True:
+                try:
+                    opened = await self._open(request, mode, stream=True)
+                except ProviderError as err:
+                    fallback = next_mode(mode) if names_format(err) else None
+                    if fallback is None:
+                        raise
                     log.info(
                         "structured_mode_refused",
                         model=self.ref,
@@ -187,19 +221,47 @@ class OpenAIAdapter(Adapter):
                     )
                     mode = fallback
                     continue
-                raise
-            break
+                try:
+                    await self._remember(mode)
+                except BaseException:
+                    await opened.close()
+                    raise
+                return mode, opened
+
+    async def _negotiated(
+        self, request: ModelCall[OutputT], mode: Mode, opened: _Opened, began: asyncio.Event | None
+    ) -> RawAnswer:
+        """The answer of the call that found the mode, read outside the lock."""
+        raw = await self._receive(request, mode, opened, began)
         if self._ignored_format(mode, raw):
             # A 200 whose answer is not the JSON asked for: the server ignores the format.
-            # From now on the schema goes into the prompt.
+            # From now on the schema goes into the prompt (calls already sent with the
+            # format are read as any answer: the JSON out of the text, else a re-ask).
             log.info("structured_mode_ignored", model=self.ref, mode=mode)
             await self._remember("text")
             return await self._repaired(request, raw, began)
-        await self._remember(mode)
         log.debug("structured_mode", model=self.ref, mode=mode)
         if mode == "text":
             return await self._repaired(request, raw, began)
         return raw
+
+    def _step_down(self, mode: Mode, err: ProviderError) -> bool:
+        """Whether a call whose `mode` the server refused goes again: the mode known from the
+        endpoint, never accepted, refused by naming the format, is negotiated from the next
+        one (the first such refusal decides; the calls refused with it go with the result).
+        A mode set in the settings, or one the server has taken, stays: the error surfaces."""
+        if not names_format(err):
+            return False
+        if self._mode != mode:
+            return True  # changed by another call since this one was sent
+        fallback = next_mode(mode)
+        if not self._presumed or fallback is None:
+            return False
+        log.info(
+            "structured_mode_refused", model=self.ref, mode=mode, status=err.status, next=fallback
+        )
+        self._mode, self._start, self._presumed = None, fallback, False
+        return True
 
     def _ignored_format(self, mode: Mode, raw: RawAnswer) -> bool:
         """The server took the request but not its format. A model the table knows is served
@@ -212,7 +274,10 @@ class OpenAIAdapter(Adapter):
     async def _structured(
         self, request: ModelCall[OutputT], mode: Mode, began: asyncio.Event | None
     ) -> RawAnswer:
-        raw = await self._send(request, mode, began)
+        opened = await self._open(request, mode, stream=began is not None)
+        if mode == self._mode:
+            self._presumed = False  # the server took it
+        raw = await self._receive(request, mode, opened, began)
         if mode == "text":
             return await self._repaired(request, raw, began)
         return raw
@@ -242,28 +307,60 @@ class OpenAIAdapter(Adapter):
         *,
         extra: list[dict[str, str]] | None = None,
     ) -> RawAnswer:
+        """One request: streamed when the caller waits for its response to begin."""
+        opened = await self._open(request, mode, stream=began is not None, extra=extra)
+        return await self._receive(request, mode, opened, began)
+
+    async def _open(
+        self,
+        request: ModelCall[OutputT],
+        mode: Mode,
+        *,
+        stream: bool,
+        extra: list[dict[str, str]] | None = None,
+    ) -> _Opened:
+        """Send the request (the SDK's retries included); return once its response began
+        (streamed) or came back whole. An error status raises ProviderError."""
         body = self._body(request, mode)
         if extra:
             body["messages"].extend(extra)
         headers = {"x-council-label": request.label} if request.label else None
         create = self._client.chat.completions.with_raw_response.create
         try:
-            if began is None:
-                response = await create(**body, extra_headers=headers)
-                completion = response.parse().model_dump()
-            else:
+            if stream:
                 response = await create(
                     **body,
                     stream=True,
                     stream_options={"include_usage": True},
                     extra_headers=headers,
                 )
-                completion = await _collect(response.parse(), began)
+            else:
+                response = await create(**body, extra_headers=headers)
         except (openai.OpenAIError, ValueError) as err:
             raise self._error(err) from None
+        sent = sum(len(m["content"] or "") for m in body["messages"])
+        return _Opened(response, stream, sent)
+
+    async def _receive(
+        self,
+        request: ModelCall[OutputT],
+        mode: Mode,
+        opened: _Opened,
+        began: asyncio.Event | None,
+    ) -> RawAnswer:
+        """Read an opened response to its end (`began` set at its first chunk)."""
+        try:
+            if opened.streamed:
+                completion = await _collect(opened.response.parse(), began or asyncio.Event())
+            else:
+                completion = opened.response.parse().model_dump()
+        except (openai.OpenAIError, ValueError) as err:
+            raise self._error(err) from None
+        finally:
+            await opened.close()  # read to the end it is closed already
         raw = _read(completion, mode if request.output is not None else "text", request)
-        raw.retries = response.retries_taken
-        raw.sent_chars = sum(len(m["content"] or "") for m in body["messages"])
+        raw.retries = opened.response.retries_taken
+        raw.sent_chars = opened.sent_chars
         return raw
 
     def _body(self, request: ModelCall[OutputT], mode: Mode) -> dict[str, Any]:
