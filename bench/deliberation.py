@@ -19,7 +19,10 @@ Also, each reported beside its goal:
   ledger's transactions per deliberation counted on the database engine;
 - engine throughput: deliberations per minute of one process running `--jobs` boards at a
   time on the SQL ledger with answers at once (the worker's engine share; no GitHub calls,
-  no context build), and the fake server's CPU per deliberation in its own process.
+  no context build), and the fake server's CPU per deliberation in its own process;
+- a fresh process: `council review` (quick, board) as a new process, start-up and store
+  creation included, against its critical path, its endpoint's mode unknown and set
+  (bench/fresh_review.py; goal: wall <= 1.10 x critical path + 1 s).
 
 Run: `python -m bench.deliberation` (or `make bench`). Writes bench/results/deliberation.json.
 """
@@ -42,6 +45,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import fresh_review
 from bot.council.board import BoardConfig, PinnedSeat
 from bot.council.engine import DeliberationRequest, Engine
 from bot.council.ledger import InMemoryLedger, Ledger
@@ -488,13 +492,20 @@ def main() -> None:
     parser.add_argument("--seats", type=int, default=SEATS, help="seats of the main table")
     parser.add_argument("--jobs", type=int, default=4, help="boards at a time (throughput)")
     parser.add_argument(
+        "--fresh-latency", type=float, default=3.0, help="seconds per answer (fresh process)"
+    )
+    parser.add_argument(
         "--out", type=Path, default=Path(__file__).parent / "results" / "deliberation.json"
     )
     args = parser.parse_args()
     result = asyncio.run(measure(args.latency, args.repeats, args.seats))
     result["tool_lists"] = asyncio.run(measure_tool_lists())
     result["engine_cpu"] = asyncio.run(measure_engine_cpu(jobs=args.jobs))
+    result["fresh_process"] = fresh_review.measure(
+        args.fresh_latency, args.repeats, ["quick", "board"]
+    )
     print_table(result)
+    fresh_review.print_table(result["fresh_process"])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {args.out}")
