@@ -75,9 +75,10 @@ async def test_strategies_from_a_writer_posts_the_strategies_report(
     (comment,) = advisory()
     assert "protocol `strategies`" in comment.body
     assert "**Strategies** · bug fix" in visible_text(comment.body)
-    # The PR's security area and the question's bug-fix words disagree: one cheap call.
-    assert "bug fix, by one classification call" in comment.body
-    assert sum(c.request.output_name == "submit_task_type" for c in models.calls) == 1
+    # The PR's title ("Fix login") and the question's words say bug fix over the security
+    # area: decided from the PR, no classification call.
+    assert "bug fix, from the change's signals" in comment.body
+    assert sum(c.request.output_name == "submit_task_type" for c in models.calls) == 0
     assert "<summary>Strategies: bug fix, 3 lenses" in comment.body
     # The first round raised a new major finding: a second round ran.
     critiques = [c for c in models.calls if c.request.output_name == "submit_critique"]

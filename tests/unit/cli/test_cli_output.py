@@ -22,9 +22,10 @@ from tests.support.model_server import FakeModelServer, FakeRequest, Reply
 from tests.unit.cli.test_cli_review import DIFF, run_review
 
 MARKER = "<!-- pr-council:advisory -->"
-# 4 seats: the 3 the diff's signals seat, and the correctness owner every board has.
+# 3 seats: the security seat the diff's signals call, the correctness owner every board has,
+# and one filled to board.min_size (no file-kind persona: the change has no such file).
 # The critical finding no vote answers keeps the approval from plain APPROVED (issue 11).
-SUMMARY = re.compile(r"^council: APPROVED_WITH_CONDITIONS · 4/4 seats · \$\d+\.\d{4} · \d+\.\d s$")
+SUMMARY = re.compile(r"^council: APPROVED_WITH_CONDITIONS · 3/3 seats · \$\d+\.\d{4} · \d+\.\d s$")
 FINDING = {
     "severity": "critical",
     "path": "app/auth.py",
@@ -52,7 +53,7 @@ def test_text_is_for_a_person(models: FakeModelServer, tmp_path: Path, diff_file
     done = run_review(models, tmp_path, "--diff", str(diff_file), "--format", "text")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("🟡 Approved with conditions · confidence 80% · 4 seats")
+    assert lines[0].startswith("🟡 Approved with conditions · confidence 80% · 3 seats")
     assert any("Resolve the critical finding: Hard-coded admin password" in ln for ln in lines)
     row = next(line for line in lines if "Hard-coded admin password" in line)
     assert "critical" in row and "app/auth.py:2-3" in row and "1 seat" in row
@@ -107,7 +108,7 @@ def test_progress_names_the_personas(
 ) -> None:
     models.default(script().reply)
     # Prose instead of the assessment, once: the seat is re-asked.
-    models.on(assessing("Supply Chain Guardian"), reply=Reply(text="Looks fine."), times=1)
+    models.on(assessing("Site Reliability Engineer"), reply=Reply(text="Looks fine."), times=1)
     done = run_review(models, tmp_path, "--diff", str(diff_file), "--format", "json")
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
@@ -118,9 +119,9 @@ def test_progress_names_the_personas(
     assert events and all(timed.match(line) for line in events), events
     said = [timed.sub("", line) for line in events]
     assert "Application Security Reviewer: assessing" in said
-    assert "Supply Chain Guardian: invalid answer" in said
-    assert "Supply Chain Guardian: re-asked (incomplete answer)" in said
-    assert any(re.fullmatch(r"Devil's Advocate: done \(\d+\.\d s\)", s) for s in said), said
+    assert "Site Reliability Engineer: invalid answer" in said
+    assert "Site Reliability Engineer: re-asked (incomplete answer)" in said
+    assert any(re.fullmatch(r"Correctness Reviewer: done \(\d+\.\d s\)", s) for s in said), said
     assert "discussion round 1" in said and "Chair: writing the synthesis" in said
     assert not any("seat-" in line for line in lines)
 
@@ -187,8 +188,8 @@ def test_dry_run_with_models_shows_seats_and_says_run_it_without_dry_run(
     assert models.calls == []
     lines = done.stdout.strip().splitlines()
     assert lines[0] == f"Dry run · protocol board · {diff_file}"
-    seat = next(line for line in lines if line.strip().startswith("Devil's Advocate"))
-    assert re.search(r"Devil's Advocate +adversarial +(anthropic|openai):\S+ +\d", seat), seat
+    seat = next(line for line in lines if line.strip().startswith("Application Security"))
+    assert re.search(r"Application Security\b.* +security +(anthropic|openai):\S+ +\d", seat), seat
     assert re.search(r"estimated cost \$\d+\.\d{4}", done.stdout)
     assert lines[-1] == "To convene the council, run the same command without --dry-run."
 

@@ -85,9 +85,9 @@ def test_the_dry_run_says_a_local_server_queues_and_costs_nothing(
     assert done.returncode == 0, done.stderr
     out = done.stdout + done.stderr
     assert "estimated cost: nothing (the models are free or priced at $0)" in out
-    # 4 seats: the 3 the diff's signals seat, and the correctness owner every board has.
-    assert "queue: ollama takes 1 call at a time: a phase's 4 calls to it run in 4 turns" in out
-    assert "each with its own 10 s deadline (up to 40 s a phase" in out
+    # 3 seats: the security seat, the correctness owner and one filled to board.min_size.
+    assert "queue: ollama takes 1 call at a time: a phase's 3 calls to it run in 3 turns" in out
+    assert "each with its own 10 s deadline (up to 30 s a phase" in out
     assert "unknown_model" not in out  # a local model's price is no mystery
     assert chat_calls(models) == []
 
