@@ -8,6 +8,8 @@ tests/unit/cli/test_startup.py keeps it so; bench/startup.py measures it.
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Annotated
 
 import typer
@@ -64,5 +66,22 @@ def _root(
     """PR Council: a council of AI reviewers for pull requests."""
 
 
+# Commands that are a whole process of their own on every use (a CLI review, an Action
+# run): once the command has returned - its store written and closed, its clients closed,
+# its output printed - the process ends without the interpreter's teardown, which took
+# 0.4 s of a fresh review's wall time (freeing every module and object one by one).
+FAST_EXIT = frozenset({"review", "action"})
+
+
 def main() -> None:
-    app()
+    try:
+        app()
+    except SystemExit as done:
+        if sys.argv[1:2] and sys.argv[1] in FAST_EXIT:
+            code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+            if done.code is not None and not isinstance(done.code, int):
+                print(done.code, file=sys.stderr)  # what SystemExit would have printed
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        raise

@@ -22,18 +22,17 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Concatenate, ParamSpec, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeVar
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, Engine, event, text
+from sqlalchemy import Connection, Engine, event, inspect, text
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 
 from bot.store.urls import async_url_object
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 __all__ = ["Database", "alembic_config", "is_locked", "retries_when_locked"]
 
@@ -41,6 +40,11 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 ALEMBIC_INI = Path(__file__).with_name("alembic.ini")
+# The newest migration this code ships (tests/unit/store/test_store.py checks it is alembic's
+# head). A SQLite store at it, or a new one, is brought to head without loading alembic
+# (a quarter of a second of every fresh `council review`): see `_to_head`.
+HEAD_REVISION = "0007_outcome_basis"
+_VERSION_TABLE = "alembic_version"
 # Any fixed 64-bit number, the same in every process of every version ("councilm").
 MIGRATION_LOCK_KEY = 0x636F756E63696C6D
 # Execution option that marks a read-only session: on SQLite it begins DEFERRED.
@@ -52,17 +56,53 @@ _LOCK_PAUSE_S = (0.05, 1.0)
 
 def alembic_config() -> Config:
     """The packaged alembic configuration (works from an installed wheel, not only a checkout)."""
+    from alembic.config import Config
+
     return Config(str(ALEMBIC_INI))
 
 
 def _upgrade_to_head(connection: Connection) -> None:
+    from alembic import command
+
     config = alembic_config()
     config.attributes["connection"] = connection
     command.upgrade(config, "head")
 
 
 def _current_revision(connection: Connection) -> str | None:
-    return MigrationContext.configure(connection).get_current_revision()
+    """The revision alembic stamped (one row of its version table), None before any."""
+    if _VERSION_TABLE not in inspect(connection).get_table_names():
+        return None
+    return connection.execute(text(f"SELECT version_num FROM {_VERSION_TABLE}")).scalar()
+
+
+def _to_head(connection: Connection) -> None:
+    """Bring the schema to head. A SQLite store already at `HEAD_REVISION` is left as it
+    is, and an empty one gets the models' tables and the head's stamp, as `alembic upgrade
+    head` would leave it (tests/unit/store/test_store.py compares the two); any other
+    (older, or PostgreSQL) is migrated by alembic."""
+    if connection.dialect.name == "sqlite":
+        tables = set(inspect(connection).get_table_names())
+        if _VERSION_TABLE in tables:
+            stamped = connection.execute(text(f"SELECT version_num FROM {_VERSION_TABLE}"))
+            if [row[0] for row in stamped] == [HEAD_REVISION]:
+                return
+        elif not tables:
+            from bot.store.models import Base
+
+            Base.metadata.create_all(connection)
+            connection.execute(
+                text(
+                    f"CREATE TABLE {_VERSION_TABLE} (version_num VARCHAR(32) NOT NULL, "
+                    f"CONSTRAINT {_VERSION_TABLE}_pkc PRIMARY KEY (version_num))"
+                )
+            )
+            connection.execute(
+                text(f"INSERT INTO {_VERSION_TABLE} (version_num) VALUES (:head)"),
+                {"head": HEAD_REVISION},
+            )
+            return
+    _upgrade_to_head(connection)
 
 
 def _on_sqlite_connect(busy_timeout_ms: int) -> Any:
@@ -145,7 +185,7 @@ class Database:
                 await connection.execute(
                     text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY}
                 )
-            await connection.run_sync(_upgrade_to_head)
+            await connection.run_sync(_to_head)
             await connection.commit()
 
     async def schema_revision(self) -> str | None:
@@ -156,6 +196,8 @@ class Database:
     @staticmethod
     def head_revision() -> str | None:
         """The newest revision this code ships."""
+        from alembic.script import ScriptDirectory
+
         return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
     @asynccontextmanager

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator
@@ -21,14 +22,14 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, inspect, text
 from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from bot.council.ledger import EventKind, UnknownDeliberationError
 from bot.store import Database, SqlLedger, records
 from bot.store.answer_sizes import recent_answer_sizes, record_answer_size
-from bot.store.db import alembic_config
+from bot.store.db import HEAD_REVISION, alembic_config
 from bot.store.models import Base
 from bot.store.pending import oldest_pending
 from bot.store.records import DeliberationStatus, PersonaOutcome
@@ -157,6 +158,78 @@ async def test_migrates_an_empty_database_to_head_and_again(fresh_url: str) -> N
         await db.dispose()
     async with Database(fresh_url) as reopened:
         assert await reopened.schema_revision() == "0007_outcome_basis"
+
+
+def _layout(connection: Connection) -> dict[str, Any]:
+    """Every table of the database as reflection reads it: columns (type, nullable,
+    default), primary key, indexes, unique constraints and foreign keys."""
+    found = inspect(connection)
+    return {
+        table: {
+            # By name: a column a migration added comes last there, in its place here.
+            "columns": sorted(
+                (c["name"], str(c["type"]), c["nullable"], c.get("default"))
+                for c in found.get_columns(table)
+            ),
+            "primary": found.get_pk_constraint(table)["constrained_columns"],
+            "indexes": sorted(
+                (i["name"] or "", tuple(i["column_names"]), bool(i["unique"]))
+                for i in found.get_indexes(table)
+            ),
+            "unique": sorted(tuple(u["column_names"]) for u in found.get_unique_constraints(table)),
+            "foreign": sorted(
+                (tuple(f["constrained_columns"]), f["referred_table"], tuple(f["referred_columns"]))
+                for f in found.get_foreign_keys(table)
+            ),
+        }
+        for table in sorted(found.get_table_names())
+    }
+
+
+async def test_a_new_sqlite_store_is_what_the_migrations_make(tmp_path: Path) -> None:
+    """A new SQLite store is made from the models and stamped at head without alembic
+    (bot/store/db.py `_to_head`); the migrations, run on another new file, make the very
+    same tables, and the stamp is alembic's head."""
+    assert Database.head_revision() == HEAD_REVISION
+    async with Database(f"sqlite:///{tmp_path / 'made.db'}") as made:
+        assert await made.schema_revision() == HEAD_REVISION
+        async with made.engine.connect() as connection:
+            made_layout = await connection.run_sync(_layout)
+    migrated = create_async_engine(async_url(f"sqlite:///{tmp_path / 'migrated.db'}"))
+
+    def upgrade(connection: Connection) -> None:
+        config = alembic_config()
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+
+    try:
+        async with migrated.begin() as connection:
+            await connection.run_sync(upgrade)
+        async with migrated.connect() as connection:
+            assert await connection.run_sync(_schema_diff) == []
+            migrated_layout = await connection.run_sync(_layout)
+    finally:
+        await migrated.dispose()
+    assert made_layout == migrated_layout
+    assert "pr_findings" in made_layout and "alembic_version" in made_layout
+
+
+def test_a_fresh_sqlite_store_and_one_at_head_open_without_alembic(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    script = (
+        "import asyncio, sys\n"
+        "from bot.store import Database\n"
+        "async def main():\n"
+        f"    async with Database({url!r}) as db:\n"
+        "        print(await db.schema_revision() is not None)\n"
+        "asyncio.run(main())\n"
+        "print('alembic' in sys.modules)\n"
+    )
+    for _ in ("new", "at head"):
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=True
+        )
+        assert done.stdout.split() == ["True", "False"], done.stdout + done.stderr
 
 
 async def test_a_database_at_the_previous_revision_keeps_its_pending_deliveries(
