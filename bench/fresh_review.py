@@ -48,6 +48,16 @@ from tests.support.model_server import FakeModelServer, run_fake_model_server  #
 MODEL = "local-model"
 REF = f"box:{MODEL}"
 CASES = {"auto": "auto", "set": "json_schema"}  # case -> the endpoint's `structured`
+# The issue's own shape: two seats raise the same finding, so the chair's merge runs too
+# (a step of its own on the critical path: quick's 9 s at 3 s answers).
+FINDING = {
+    "severity": "critical",
+    "path": "app/auth.py",
+    "start_line": 2,
+    "title": "Hard-coded admin password bypasses the check",
+    "detail": "Any user who sends the password 'admin' is logged in without check().",
+}
+WITH_FINDINGS = {"Application Security Reviewer": [FINDING], "Correctness Reviewer": [FINDING]}
 GOAL_RATIO, GOAL_SLACK_S = 1.10, 1.0
 
 
@@ -109,7 +119,11 @@ def measure(latency: float, repeats: int, protocols: list[str]) -> dict[str, Any
         home = Path(tmp)
         diff = home / "change.diff"
         diff.write_text(AUTH_DIFF)
-        server.default(CouncilScript(latency_s=latency).reply)
+        plain = CouncilScript(latency_s=latency)
+        found = CouncilScript(
+            latency_s=latency, findings=WITH_FINDINGS, merge_groups=[["F1", "F2"]]
+        )
+        server.default(plain.reply)
         counter = itertools.count()
         dry = [str(COUNCIL), "review", "--dry-run", "--diff", str(diff), "--protocol", "quick"]
         dry_env = review_env(home, server, "auto", next(counter))
@@ -118,16 +132,18 @@ def measure(latency: float, repeats: int, protocols: list[str]) -> dict[str, Any
         result["dry_run_s"] = baseline
         for protocol in protocols:
             rows: dict[str, Any] = {}
-            for case in CASES:
-                one_review(server, home, diff, protocol, case, next(counter))  # warm
+            for case in [*CASES, "findings"]:
+                server.default((found if case == "findings" else plain).reply)
+                mode = "auto" if case == "findings" else case
+                one_review(server, home, diff, protocol, mode, next(counter))  # warm
                 runs = [
-                    one_review(server, home, diff, protocol, case, next(counter))
+                    one_review(server, home, diff, protocol, mode, next(counter))
                     for _ in range(repeats)
                 ]
                 path = latency * len(runs[0]["steps"])
                 wall = statistics.median(r["wall_s"] for r in runs)
                 rows[case] = {
-                    "structured": CASES[case],
+                    "structured": CASES[mode],
                     "calls": runs[0]["calls"],
                     "json_schema_requests": runs[0]["json_schema_requests"],
                     "steps": runs[0]["steps"],
