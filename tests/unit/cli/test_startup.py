@@ -24,15 +24,16 @@ HEAVY = frozenset({"anthropic", "openai", "githubkit", "sqlalchemy", "alembic"})
 SONNET = "anthropic:claude-sonnet-5-5"
 DIFF = AUTH_DIFF
 
-# Runs the console script's entry point with the given argv, then writes sorted(sys.modules)
-# to the file named first, whatever the command's exit.
+# Runs the console script's command table with the given argv, then writes sorted(sys.modules)
+# to the file named first, whatever the command's exit. (`app`, not the entry point `main`:
+# `main` ends a review's process without unwinding, so nothing after it would run.)
 RUNNER = """
 import json, sys
 out, *argv = sys.argv[1:]
 sys.argv = ["council", *argv]
 try:
-    from bot.cli import main
-    main()
+    from bot.cli import app
+    app()
 finally:
     with open(out, "w") as f:
         json.dump(sorted(sys.modules), f)
