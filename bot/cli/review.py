@@ -7,6 +7,7 @@ this module only reads the options, prints, and chooses the exit code.
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 import uuid
 from collections.abc import AsyncIterator
@@ -24,7 +25,7 @@ from bot.cli.usage import settings_or_fail as _settings
 from bot.council.protocols import DEBATE_MODES, NAMES
 
 if TYPE_CHECKING:
-    from bot.review import Advisory
+    from bot.review import Advisory, ProgressEvent
     from bot.review.assemble import PreparedReview, ReviewOptions
     from bot.review.setup import RepoSetup
     from bot.review.sources import Source
@@ -272,14 +273,30 @@ async def _run(settings: Settings, prepared: PreparedReview, err: Console) -> Ad
         soft_wrap=True,
     )
     view = ProgressView(err)
+
+    def progress(event: ProgressEvent) -> None:
+        if event.status == "called":
+            _started()
+        view.update(event)
+
     with view:
         return await review_and_record(
             settings,
             prepared,
             deliberation_id=str(uuid.uuid4()),
             conclude=lambda advisory: conclusion_for(advisory, gate),
-            on_progress=view.update,
+            on_progress=progress,
         )
+
+
+def _started() -> None:
+    """The council has called its first seat (the store is open, the models' clients are
+    built, the first request is on its way): what start-up loaded stays for the whole process, so it is frozen
+    out of garbage collection, which `bot.cli.main` turned off for start-up, and collection
+    runs again for what the review allocates from here."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 def _emit_advisory(
