@@ -291,9 +291,9 @@ async def _run(settings: Settings, prepared: PreparedReview, err: Console) -> Ad
 
 def _started() -> None:
     """The council has called its first seat (the store is open, the models' clients are
-    built, the first request is on its way): what start-up loaded stays for the whole process, so it is frozen
-    out of garbage collection, which `bot.cli.main` turned off for start-up, and collection
-    runs again for what the review allocates from here."""
+    built, the first request is on its way): what start-up loaded stays for the whole
+    process, so it is frozen out of garbage collection, which `bot.cli.main` turned off for
+    start-up, and collection runs again for what the review allocates from here."""
     if not gc.isenabled():
         gc.freeze()
         gc.enable()

@@ -75,7 +75,8 @@ def intent_words(meta: PullRequestMeta) -> list[IntentWord]:
             key = (intent, word, source)
             found.setdefault(key, IntentWord(intent=intent, word=word, source=source))
 
-    add(meta.title, "title")
+    if meta.title_authored:
+        add(meta.title, "title")
     add(readable_description(meta.body), "description")
     for subject in subjects(meta.commit_messages):
         add(subject, "commit")

@@ -37,6 +37,9 @@ class PullRequestMeta(BaseModel):
     title: str
     body: str = ""
     commit_messages: list[str] = Field(default_factory=list)
+    # False when the title is the reviewer's own label ("Diff from x.diff"), not the
+    # author's words: it is shown, but says nothing of the change's intent.
+    title_authored: bool = True
     comments: list[str] = Field(default_factory=list)
     base_ref: str = ""
     head_ref: str = ""

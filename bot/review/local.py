@@ -52,6 +52,9 @@ class LocalChange:
     # The subjects of the commits compared, newest first (git log's order): what a pull
     # request's commit messages are to a local branch (bot/review/localrepo.py).
     subjects: tuple[str, ...] = ()
+    # Whether a person wrote the title (a commit subject), or this code did ("Diff from
+    # x.diff", "Changes since main"): only a person's title says what the change is for.
+    title_authored: bool = True
 
     @property
     def compared(self) -> str:
@@ -193,6 +196,7 @@ def read_branch(base: str | None, cwd: Path | None = None) -> LocalChange:
         base_label=base_label,
         head_label=head_label,
         subjects=tuple(s for s in subjects if s.strip()),
+        title_authored=bool(log.strip()),
     )
 
 
@@ -219,6 +223,7 @@ def read_diff_file(name: str) -> LocalChange:
         head_sha=None,
         source=source,
         head_label=source,
+        title_authored=False,
     )
 
 

@@ -92,7 +92,12 @@ def change_meta(change: LocalChange) -> PullRequestMeta:
     they state, bot/context/intent.py, and listed in the description section). One commit's
     subject is the title already: it is not listed again."""
     subjects = list(change.subjects) if len(change.subjects) > 1 else []
-    return PullRequestMeta(title=change.title, body=change.description, commit_messages=subjects)
+    return PullRequestMeta(
+        title=change.title,
+        body=change.description,
+        commit_messages=subjects,
+        title_authored=change.title_authored,
+    )
 
 
 async def build_local_context(

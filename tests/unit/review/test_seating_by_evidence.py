@@ -349,3 +349,19 @@ def test_a_local_branch_passes_its_commit_subjects(tmp_path: Path) -> None:
     meta = change_meta(change)
     assert meta.title == "fix: a typo in the cache key"
     assert meta.commit_messages == list(change.subjects)
+
+
+def test_a_diff_files_name_is_not_the_authors_intent(tmp_path: Path) -> None:
+    """`council review --diff fix-auth-perf.diff`: the title is the reviewer's own label
+    ("Diff from ..."), shown but never read as intent; a branch's subject is."""
+    from bot.context.intent import intent_words
+    from bot.review.local import read_diff_file
+
+    named = tmp_path / "fix-auth-perf.diff"
+    named.write_text(diff_of("app/x.py", "a = 1\n", "a = 2\n"))
+    change = read_diff_file(str(named))
+    meta = change_meta(change)
+    assert meta.title == f"Diff from {named}" and not meta.title_authored
+    assert intent_words(meta) == []
+    authored = PullRequestMeta(title="fix: auth check is too slow")
+    assert {w.intent for w in intent_words(authored)} >= {"bug-fix", "security", "performance"}
