@@ -443,7 +443,10 @@ def _read(completion: dict[str, Any], mode: Mode, request: ModelCall[Any]) -> Ra
                 break
     if mode in ("json_schema", "json_object", "tools") and not truncated:
         try:
-            structured = json.loads(text)
+            # strict=False: control characters inside strings are read as written. A
+            # grammar-constrained server (llama.cpp's) lets a model put a raw newline in a
+            # string (a `replacement` of code); the JSON is otherwise what was asked for.
+            structured = json.loads(text, strict=False)
         except json.JSONDecodeError:
             structured = None
         if not isinstance(structured, dict):

@@ -95,13 +95,15 @@ def extract_json(text: str) -> Any:
     """The first JSON object in `text`: a fenced ```json block, the whole text, or the
     first balanced `{...}`. Raises ValueError when there is none."""
     stripped = text.strip()
+    # Control characters inside strings (a raw newline in a string of code) are read as
+    # written: strict parsing refused the outer object, and an inner one was taken instead.
     for candidate in (_fenced(stripped), stripped):
         if candidate:
             try:
-                return json.loads(candidate)
+                return json.loads(candidate, strict=False)
             except json.JSONDecodeError:
                 pass
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)
     for index, char in enumerate(stripped):
         if char == "{":
             try:

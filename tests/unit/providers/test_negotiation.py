@@ -301,3 +301,38 @@ async def test_a_board_convenes_on_every_server_kind(
     assert not advisory.partial and not advisory.missing_perspectives
     assert registry.get(REF).structured_mode == mode
     await registry.aclose()
+
+
+async def test_a_raw_newline_inside_a_string_is_read_as_the_server_meant_it(
+    models: FakeModelServer,
+) -> None:
+    """llama-cpp-python's schema grammar lets a model write a raw newline inside a string
+    (a note, a replacement of code); `json.loads` refuses it as an "Invalid control
+    character". The answer is the object asked for: it is taken, with no re-ask, and the
+    endpoint keeps its mode (the schema still enforced by the server's grammar)."""
+    models.behave_as("llama-cpp-python", MODEL)
+    note = "line one\nline two\tindented"
+    raw = json.dumps({**GOOD, "note": "@@"}).replace('"@@"', '"' + note + '"')
+    assert "\n" in raw  # a raw control character inside a string, as the server sent it
+    with pytest.raises(json.JSONDecodeError, match="Invalid control character"):
+        json.loads(raw)
+    models.on(reply=Reply(text=raw))
+    registry = box(models)
+    result = await adapter(registry).call(structured_call())
+    assert result.output == Verdict.model_validate({**GOOD, "note": note})
+    assert kinds(models) == [(500, "json_schema"), (200, "json_object")]  # no re-ask
+    assert adapter(registry).structured_mode == "json_object"
+    await adapter(registry).call(structured_call())
+    assert kinds(models)[-1] == (200, "json_object")  # the grammar is still asked for
+    await registry.aclose()
+
+
+def test_a_repair_reason_names_what_is_wrong_with_the_whole_answer() -> None:
+    """Free text with a raw newline in a string: the outer object is read (not an inner
+    one, whose missing fields would be a false reason for the re-ask)."""
+    from bot.providers.schema import extract_json
+
+    inner = '{"x": 1, "label": null}'
+    text = 'Here it is: {"verdict": "REJECT", "score": 3, "points": [' + inner + "], "
+    text += '"best": null, "note": "a\nb"}'
+    assert extract_json(text)["verdict"] == "REJECT"
