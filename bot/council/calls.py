@@ -124,6 +124,8 @@ class Outcome:
     truncated: bool = False
     # False when nothing says what the model costs: its $0 is unknown, not free.
     priced: bool = True
+    # What was adjusted to read the answer (a number brought into the schema's range).
+    adjusted: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -327,6 +329,7 @@ class SeatCaller:
             usage=result.usage,
             cost_usd=result.cost_usd,
             ms=result.latency_ms,
+            adjusted=result.adjusted,
         )
 
 
@@ -359,6 +362,11 @@ async def _streamed(started: StartedCall[Any], warm: asyncio.Event) -> Any:
     return await started.result()  # awaiting the task directly: a cancel reaches it
 
 
+def _notes(value: JsonValue | None) -> tuple[str, ...]:
+    """A recorded list of notes (absent in a record written before they were kept)."""
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
 def _failure(err: ProviderError, ms: int) -> Outcome:
     return Outcome(
         output=None,
@@ -386,6 +394,7 @@ def _payload(seat: Seat, step: str, outcome: Outcome) -> dict[str, JsonValue]:
         "text": outcome.text[:20_000],
         "error": outcome.error,
         "validation_error": outcome.validation_error,
+        "adjusted": list(outcome.adjusted),
         "tokens_in": outcome.usage.input_tokens,
         "tokens_out": outcome.usage.output_tokens,
         "cache_write": outcome.usage.cache_write_tokens,
@@ -420,6 +429,7 @@ def _replay(payload: dict[str, JsonValue], request: ModelCall[Any], priced: bool
         error_kind=None if status == "ok" else status,
         error=_opt(payload.get("error")),
         validation_error=_opt(payload.get("validation_error")),
+        adjusted=_notes(payload.get("adjusted")),
         usage=Usage(
             input_tokens=_int(payload.get("tokens_in")),
             output_tokens=_int(payload.get("tokens_out")),

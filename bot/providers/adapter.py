@@ -32,6 +32,7 @@ from bot.providers.base import (
 )
 from bot.providers.capabilities import ModelCapabilities, cost_usd
 from bot.providers.errors import scrub
+from bot.providers.ranges import clamped
 from bot.providers.refs import ModelRef
 from bot.providers.schema import extract_json
 from bot.tokens import KINDS, TextKind, TokenEstimator, kinds_of
@@ -180,8 +181,10 @@ class Adapter(ABC):
         if raw.refusal is not None:
             raise self._paid(Refused(f"{self.ref} refused: {raw.refusal[:300]}"), raw, cost)
         output: OutputT | None = None
+        adjusted: list[str] = []
         if request.output is not None:
-            output = self._validate(request.output.schema, raw, cost)  # type: ignore[assignment]
+            validated, adjusted = self._validate(request.output.schema, raw, cost)
+            output = validated  # type: ignore[assignment]
         elif raw.truncated:
             log.info("answer_truncated", model=self.ref, label=request.label)
         return CallResult(
@@ -194,9 +197,14 @@ class Adapter(ABC):
             structured_native=raw.structured is not None,
             stop_reason=raw.stop_reason,
             attempts=raw.retries + 1,
+            adjusted=tuple(adjusted),
         )
 
-    def _validate(self, schema: type[BaseModel], raw: RawAnswer, cost: float) -> BaseModel:
+    def _validate(
+        self, schema: type[BaseModel], raw: RawAnswer, cost: float
+    ) -> tuple[BaseModel, list[str]]:
+        """The answer as `schema`, and a note per number brought into its range
+        (bot/providers/ranges.py); InvalidOutput when it cannot be read as one."""
         if raw.truncated:
             error = self._invalid(TRUNCATED, raw, cost)
             error.truncated = True
@@ -212,9 +220,15 @@ class Adapter(ABC):
                     cost,
                 ) from None
         try:
-            return schema.model_validate(data)
+            return schema.model_validate(data), []
         except ValidationError as err:
             detail = err.errors(include_url=False, include_input=False)
+            fixed = clamped(data, detail)
+            if fixed is not None:
+                try:
+                    return schema.model_validate(fixed[0]), fixed[1]
+                except ValidationError:
+                    pass
             raise self._invalid(
                 f"the answer did not match the schema: {json.dumps(detail)[:2000]}", raw, cost
             ) from None

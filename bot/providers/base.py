@@ -109,6 +109,9 @@ class CallResult(Generic[OutputT]):
     structured_native: bool = False
     stop_reason: str | None = None
     attempts: int = 1
+    # A note per number of the answer brought into the schema's range (a server whose
+    # grammar drops `minimum`/`maximum`: bot/providers/ranges.py), for the answer's record.
+    adjusted: tuple[str, ...] = ()
 
 
 class ErrorKind(StrEnum):

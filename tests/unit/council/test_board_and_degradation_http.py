@@ -14,7 +14,7 @@ import pytest
 from bot.council.advisory import Resolution
 from bot.council.board import BoardConfig
 from bot.council.engine import DeliberationRequest, Engine
-from bot.council.ledger import InMemoryLedger
+from bot.council.ledger import EventKind, InMemoryLedger
 from bot.council.personas import load_catalog
 from bot.council.protocols import planned_calls
 from bot.council.scoring import ReviewSignals
@@ -311,3 +311,32 @@ async def test_strengths_do_not_lean_toward_approval_past_a_red_flag(
     recommendation = advisory.synthesis.recommendation
     assert f"Weighted toward {ANTHROPIC}" in recommendation
     assert "does not lean toward approval" in recommendation
+
+
+async def test_a_score_out_of_range_is_kept_clamped_and_said_in_the_answers_record(
+    models: FakeModelServer, registry: ProviderRegistry
+) -> None:
+    """A server whose grammar drops ranges lets a seat answer an overall score of 0: the
+    assessment counts (no re-ask, the seat is valid) and its ledger record says how it was
+    read."""
+    script = CouncilScript()
+
+    def reply(request: FakeRequest) -> Reply:
+        data = script.answer(request.output_name, request.messages_text)
+        if request.output_name == ASSESS and data is not None:
+            data = {**data, "score": 0}
+        return Reply(json=data) if data is not None else Reply(text="OK")
+
+    models.default(reply)
+    ledger = InMemoryLedger()
+    advisory = await Engine(registry, load_catalog(), ledger).deliberate(request("clamped"))
+
+    assert len(advisory.valid_seats()) == 3
+    assert sum(c.request.output_name == ASSESS for c in models.calls) == 3  # no re-ask
+    events = await ledger.events("clamped")
+    returned = [
+        e.payload for e in events if e.kind == EventKind.SEAT_RETURNED and "assess" in str(e.step)
+    ]
+    assert len(returned) == 3
+    assert all(p["adjusted"] == ["score: 0 is below the minimum 1; read as 1"] for p in returned)
+    assert all(isinstance(p["output"], dict) and p["output"]["score"] == 1 for p in returned)

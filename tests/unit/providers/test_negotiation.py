@@ -20,7 +20,7 @@ from bot.council.engine import DeliberationRequest, Engine
 from bot.council.ledger import InMemoryLedger
 from bot.council.personas import load_catalog
 from bot.council.scoring import ReviewSignals
-from bot.providers import BadRequest, ProviderRegistry, ServerError
+from bot.providers import BadRequest, InvalidOutput, ProviderRegistry, ServerError
 from bot.providers.negotiation import ProcessModes
 from bot.providers.openai_adapter import OpenAIAdapter
 from bot.providers.schema import schema_instructions
@@ -336,3 +336,55 @@ def test_a_repair_reason_names_what_is_wrong_with_the_whole_answer() -> None:
     text = 'Here it is: {"verdict": "REJECT", "score": 3, "points": [' + inner + "], "
     text += '"best": null, "note": "a\nb"}'
     assert extract_json(text)["verdict"] == "REJECT"
+
+
+async def test_a_number_out_of_range_is_clamped_with_a_note_not_re_asked(
+    models: FakeModelServer,
+) -> None:
+    """llama-cpp-python's grammar drops an integer's minimum and maximum: a score of 0 where
+    the schema says 1-10 came back on every re-ask. It is read as the nearest allowed value,
+    and the answer's record says so; one request, no re-ask."""
+    models.behave_as("llama-cpp-python", MODEL)
+    models.on(reply=Reply(json={**GOOD, "score": 0}), times=1)
+    registry = box(models, structured="json_object")
+    result = await adapter(registry).call(structured_call())
+    assert result.output is not None and result.output.score == 1
+    assert result.adjusted == ("score: 0 is below the minimum 1; read as 1",)
+    assert len(models.calls) == 1
+    models.on(reply=Reply(json={**GOOD, "score": 11}))
+    result = await adapter(registry).call(structured_call())
+    assert result.output is not None and result.output.score == 10
+    assert result.adjusted == ("score: 11 is above the maximum 10; read as 10",)
+    await registry.aclose()
+
+
+async def test_an_answer_wrong_in_another_way_is_not_clamped_but_refused(
+    models: FakeModelServer,
+) -> None:
+    """A missing field beside a number out of range: nothing is guessed, the answer is
+    invalid (the engine re-asks, naming what is wrong)."""
+    models.behave_as("llama-cpp-python", MODEL)
+    wrong = {k: v for k, v in GOOD.items() if k != "verdict"} | {"score": 0}
+    models.on(reply=Reply(json=wrong))
+    registry = box(models, structured="json_object")
+    with pytest.raises(InvalidOutput) as refused:
+        await adapter(registry).call(structured_call())
+    assert "verdict" in str(refused.value) and "greater_than_equal" in str(refused.value)
+    await registry.aclose()
+
+
+def test_clamping_reads_nested_numbers_and_refuses_strict_float_bounds() -> None:
+    from bot.providers.ranges import clamped
+
+    errors = [
+        {"type": "less_than_equal", "loc": ("points", 0, "x"), "ctx": {"le": 5}},
+        {"type": "greater_than", "loc": ("n",), "ctx": {"gt": 0}},
+    ]
+    fixed = clamped({"points": [{"x": 9}], "n": 0}, errors)
+    assert fixed == (
+        {"points": [{"x": 5}], "n": 1},
+        ["points.0.x: 9 is above the maximum 5; read as 5", "n: 0 is not above 0; read as 1"],
+    )
+    strict_float = [{"type": "greater_than", "loc": ("p",), "ctx": {"gt": 0.0}}]
+    assert clamped({"p": 0.0}, strict_float) is None
+    assert clamped({"p": "x"}, [{"type": "int_parsing", "loc": ("p",)}]) is None

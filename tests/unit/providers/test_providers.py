@@ -245,7 +245,8 @@ async def test_truncated_answer_is_invalid_output(
 async def test_wrong_shape_returns_the_validation_error(
     models: FakeModelServer, registry: ProviderRegistry, ref: str
 ) -> None:
-    models.on(reply=Reply(json={**GOOD, "score": 42}))
+    # A wrong type (a number out of its range is clamped instead: test_negotiation.py).
+    models.on(reply=Reply(json={**GOOD, "score": "high"}))
     with pytest.raises(InvalidOutput) as caught:
         await registry.get(ref).call(structured_call())
     assert "score" in caught.value.validation_error
