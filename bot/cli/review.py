@@ -10,16 +10,16 @@ import asyncio
 import gc
 import sys
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.console import Console
 
-from bot.cli.exits import EXIT_NO_QUORUM
+from bot.cli.exits import EXIT_INTERRUPTED, EXIT_NO_QUORUM
 from bot.cli.usage import fail as _fail
 from bot.cli.usage import settings_or_fail as _settings
 from bot.council.protocols import DEBATE_MODES, NAMES
@@ -161,8 +161,26 @@ def review(
         board_add=_seats(err, seat or [], "+"),
         board_remove=_seats(err, seat or [], "-"),
     )
-    code = asyncio.run(_review(settings, request, options, err))
+    try:
+        code = asyncio.run(_stoppable(_review(settings, request, options, err)))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        err.print("council: stopped; the review did not finish (its record: cancelled)")
+        code = EXIT_INTERRUPTED
     raise typer.Exit(code)
+
+
+async def _stoppable(review: Coroutine[Any, Any, int]) -> int:
+    """`review`, cancelled by SIGTERM as Ctrl-C cancels it (asyncio's own handling): a
+    killed review unwinds, so its record ends `cancelled` rather than `running`."""
+    import signal
+
+    task = asyncio.ensure_future(review)
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        return await task
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
 
 
 @dataclass(frozen=True, kw_only=True)

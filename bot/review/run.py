@@ -7,6 +7,7 @@ the length of one review.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
@@ -152,18 +153,29 @@ async def review_and_record(
             protocol=prepared.protocol,
             topic=prepared.topic,
         )
-        advisory = await deliberate(
-            prepared,
-            settings,
-            deliberation_id=record.id,
-            providers=registry,
-            db=db,
-            max_cost_usd=prepared.setup.config.max_cost_usd,
-            on_progress=on_progress,
-            # One process, one review, never resumed: its cap is held in memory.
-            budget=InMemoryBudget(prepared.setup.config.max_cost_usd),
-            preflight=registry_preflight(registry),
-        )
+        try:
+            advisory = await deliberate(
+                prepared,
+                settings,
+                deliberation_id=record.id,
+                providers=registry,
+                db=db,
+                max_cost_usd=prepared.setup.config.max_cost_usd,
+                on_progress=on_progress,
+                # One process, one review, never resumed: its cap is held in memory.
+                budget=InMemoryBudget(prepared.setup.config.max_cost_usd),
+                preflight=registry_preflight(registry),
+            )
+        except BaseException as stopped:
+            # Interrupted (Ctrl-C, SIGTERM: a cancel) or failed: nothing resumes a command
+            # line's review, so its record says how it ended instead of `running` forever.
+            ended = (
+                DeliberationStatus.CANCELLED
+                if isinstance(stopped, asyncio.CancelledError | KeyboardInterrupt)
+                else DeliberationStatus.FAILED
+            )
+            await asyncio.shield(set_status(db, record.id, ended))
+            raise
         await set_status(
             db,
             record.id,
