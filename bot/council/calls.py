@@ -126,6 +126,8 @@ class Outcome:
     priced: bool = True
     # What was adjusted to read the answer (a number brought into the schema's range).
     adjusted: tuple[str, ...] = ()
+    # The server reported no tokens: `usage` is the estimator's count.
+    usage_estimated: bool = False
 
     @property
     def ok(self) -> bool:
@@ -330,6 +332,7 @@ class SeatCaller:
             cost_usd=result.cost_usd,
             ms=result.latency_ms,
             adjusted=result.adjusted,
+            usage_estimated=result.usage_estimated,
         )
 
 
@@ -395,6 +398,7 @@ def _payload(seat: Seat, step: str, outcome: Outcome) -> dict[str, JsonValue]:
         "error": outcome.error,
         "validation_error": outcome.validation_error,
         "adjusted": list(outcome.adjusted),
+        "usage_estimated": outcome.usage_estimated,
         "tokens_in": outcome.usage.input_tokens,
         "tokens_out": outcome.usage.output_tokens,
         "cache_write": outcome.usage.cache_write_tokens,
@@ -430,6 +434,7 @@ def _replay(payload: dict[str, JsonValue], request: ModelCall[Any], priced: bool
         error=_opt(payload.get("error")),
         validation_error=_opt(payload.get("validation_error")),
         adjusted=_notes(payload.get("adjusted")),
+        usage_estimated=payload.get("usage_estimated") is True,
         usage=Usage(
             input_tokens=_int(payload.get("tokens_in")),
             output_tokens=_int(payload.get("tokens_out")),

@@ -56,6 +56,9 @@ class RawAnswer:
     refusal: str | None = None
     retries: int = 0
     sent_chars: int = 0
+    # The server said nothing of the tokens (a stream without a usage chunk, as
+    # llama-cpp-python's): `usage` is the estimator's count of what was sent and received.
+    usage_estimated: bool = False
 
 
 class Adapter(ABC):
@@ -155,7 +158,17 @@ class Adapter(ABC):
                     model=self.ref,
                 ) from None
         latency_ms = int((time.monotonic() - started) * 1000)
-        self._estimator.observe(sent_kinds(request, raw.sent_chars), raw.usage.total_input_tokens)
+        sent = sent_kinds(request, raw.sent_chars)
+        if raw.usage == Usage() and (raw.text or raw.structured is not None):
+            # No usage from the server: counted, not taken as zero (a zero would also teach
+            # the estimator that the request cost nothing).
+            raw.usage = Usage(
+                input_tokens=self._estimator.estimate_kinds(sent),
+                output_tokens=self._estimator.estimate(raw.text),
+            )
+            raw.usage_estimated = True
+        else:
+            self._estimator.observe(sent, raw.usage.total_input_tokens)
         return self._finish(request, raw, latency_ms)
 
     def _count_tokens(self, raw: RawAnswer, cost: float) -> None:
@@ -198,6 +211,7 @@ class Adapter(ABC):
             stop_reason=raw.stop_reason,
             attempts=raw.retries + 1,
             adjusted=tuple(adjusted),
+            usage_estimated=raw.usage_estimated,
         )
 
     def _validate(

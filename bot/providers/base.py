@@ -112,6 +112,8 @@ class CallResult(Generic[OutputT]):
     # A note per number of the answer brought into the schema's range (a server whose
     # grammar drops `minimum`/`maximum`: bot/providers/ranges.py), for the answer's record.
     adjusted: tuple[str, ...] = ()
+    # The server reported no usage: `usage` is the token estimator's count.
+    usage_estimated: bool = False
 
 
 class ErrorKind(StrEnum):

@@ -28,7 +28,8 @@ codes and bodies (the SDK exception and message follow from them):
   validation error (`{"error": {"message": "1 validation error for
   CreateChatCompletionRequest...", "type": "internal_server_error", ...}}`); honours
   `{"type": "json_object", "schema": {...}}` (the content is JSON valid for the schema) and
-  plain json_object. An unknown model name is served by its default model (no 404).
+  plain json_object. An unknown model name is served by its default model (no 404). A
+  stream carries no usage chunk, whatever `stream_options` asks.
 - "lm-studio": honours json_schema; json_object (with or without a schema) is a 400 with
   `{"error": "'response_format.type' must be 'json_schema'"}`, a plain string: openai 3.x
   then raises BadRequestError whose `.message` is only "Error code: 400" and whose `.body`
@@ -2190,6 +2191,10 @@ class FakeModelServer:
         end_at = served_at + max(reply.latency_s, first)
         if request.stream:
             plan = dialect.stream(request, answer, cache)
+            if plan.usage is not None and self.kind_of(request.model) == "llama-cpp-python":
+                # llama-cpp-python's server sends no usage chunk, whatever stream_options say.
+                tail = [t for t in plan.tail if '"usage": {' not in t and '"usage":{' not in t]
+                plan = _StreamPlan(plan.head, plan.deltas, tail, None)
             call.status, call.usage = 200, plan.usage
             sse = dialect.stream_media == "text/event-stream"
             return _GuardedStream(

@@ -25,6 +25,7 @@ from bot.providers.negotiation import ProcessModes
 from bot.providers.openai_adapter import OpenAIAdapter
 from bot.providers.schema import schema_instructions
 from bot.queue.modes import RedisModes
+from bot.tokens import TokenEstimator
 from tests.support.council_answers import CouncilScript
 from tests.support.model_server import FakeModelServer, Fault, Reply
 from tests.unit.providers.test_providers import GOOD, Verdict, make_settings, structured_call
@@ -388,3 +389,23 @@ def test_clamping_reads_nested_numbers_and_refuses_strict_float_bounds() -> None
     strict_float = [{"type": "greater_than", "loc": ("p",), "ctx": {"gt": 0.0}}]
     assert clamped({"p": 0.0}, strict_float) is None
     assert clamped({"p": "x"}, [{"type": "int_parsing", "loc": ("p",)}]) is None
+
+
+async def test_a_stream_without_usage_is_counted_by_the_estimator_and_marked(
+    models: FakeModelServer,
+) -> None:
+    """llama-cpp-python sends no usage chunk in a stream: the call's tokens are the
+    estimator's count (not 0), marked estimated, and the estimator is not taught that the
+    request cost nothing."""
+    models.behave_as("llama-cpp-python", MODEL)
+    models.on(reply=Reply(json=GOOD))
+    registry = box(models, structured="json_object")
+    registry.estimator = TokenEstimator()  # this registry's own, read before and after
+    before = {kind: registry.estimator.ratio(kind) for kind in ("prose", "code", "data")}
+    result = await adapter(registry).start(structured_call()).result()
+    assert models.calls[-1].request.stream and models.calls[-1].usage is None
+    assert result.usage_estimated
+    assert result.usage.input_tokens > 0 and result.usage.output_tokens > 0
+    after = {kind: registry.estimator.ratio(kind) for kind in ("prose", "code", "data")}
+    assert after == before
+    await registry.aclose()
