@@ -32,6 +32,10 @@ Mode = Literal["json_schema", "json_object", "tools", "text"]
 # Best first: a schema the server enforces, then a schema it is given, then a tool call,
 # then the schema in the prompt and the JSON read out of the answer.
 ORDER: tuple[Mode, ...] = ("json_schema", "json_object", "tools", "text")
+# A server that took the format but answered prose this many times in a row ignores it:
+# from then on the schema goes into the prompt. One prose answer is the model's, not the
+# server's (a small model's stray answer, or JSON strict parsing refused).
+IGNORED_TO_GIVE_UP = 3
 
 # An error "names the request's format" when it mentions one of these. Statuses: 400 and
 # 422 are how servers refuse a field; llama-cpp-python answers a validation error with 500.

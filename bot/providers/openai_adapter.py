@@ -41,6 +41,7 @@ from bot.providers.base import (
 )
 from bot.providers.errors import map_sdk_error
 from bot.providers.negotiation import (
+    IGNORED_TO_GIVE_UP,
     PROCESS_MODES,
     Mode,
     ModeMemory,
@@ -118,6 +119,7 @@ class OpenAIAdapter(Adapter):
         if self._mode is None and structured == "auto" and known_endpoint(self._ref, self._caps):
             self._mode, self._presumed = self._first_mode(), True
         self._start: Mode | None = None  # where negotiation starts after such a refusal
+        self._ignored = 0  # answers in a row that were prose though the format was taken
         self._negotiating = asyncio.Lock()
 
     @property
@@ -233,17 +235,28 @@ class OpenAIAdapter(Adapter):
     ) -> RawAnswer:
         """The answer of the call that found the mode, read outside the lock."""
         raw = await self._receive(request, mode, opened, began)
-        if self._ignored_format(mode, raw):
-            # A 200 whose answer is not the JSON asked for: the server ignores the format.
-            # From now on the schema goes into the prompt (calls already sent with the
-            # format are read as any answer: the JSON out of the text, else a re-ask).
-            log.info("structured_mode_ignored", model=self.ref, mode=mode)
-            await self._remember("text")
-            return await self._repaired(request, raw, began)
         log.debug("structured_mode", model=self.ref, mode=mode)
-        if mode == "text":
+        return await self._judged(request, mode, raw, began)
+
+    async def _judged(
+        self, request: ModelCall[OutputT], mode: Mode, raw: RawAnswer, began: asyncio.Event | None
+    ) -> RawAnswer:
+        """The answer of a call sent in `mode`. Prose though the format was taken is read as
+        any answer (the JSON out of the text, else one re-ask); `IGNORED_TO_GIVE_UP` such
+        answers in a row mean the server ignores the format, and the schema goes into the
+        prompt from then on."""
+        if self._ignored_format(mode, raw):
+            self._ignored += 1
+            if self._ignored >= IGNORED_TO_GIVE_UP and self._mode == mode:
+                log.info(
+                    "structured_mode_ignored", model=self.ref, mode=mode, answers=self._ignored
+                )
+                await self._remember("text")
             return await self._repaired(request, raw, began)
-        return raw
+        if mode != "text":
+            self._ignored = 0
+            return raw
+        return await self._repaired(request, raw, began)
 
     def _step_down(self, mode: Mode, err: ProviderError) -> bool:
         """Whether a call whose `mode` the server refused goes again: the mode known from the
@@ -278,9 +291,7 @@ class OpenAIAdapter(Adapter):
         if mode == self._mode:
             self._presumed = False  # the server took it
         raw = await self._receive(request, mode, opened, began)
-        if mode == "text":
-            return await self._repaired(request, raw, began)
-        return raw
+        return await self._judged(request, mode, raw, began)
 
     async def _repaired(
         self, request: ModelCall[OutputT], raw: RawAnswer, began: asyncio.Event | None

@@ -122,7 +122,7 @@ async def check_model(registry: ProviderRegistry, ref: str) -> CheckResult:
         ok=True,
         reachable=True,
         structured=result.structured_native,
-        structured_mode=adapter.structured_mode,
+        structured_mode=_mode_seen(adapter.structured_mode, result.structured_native),
         latency_ms=result.latency_ms,
         input_tokens=result.usage.total_input_tokens,
         output_tokens=result.usage.output_tokens,
@@ -229,3 +229,12 @@ def with_reservation(
             "reserve_basis": f"p95 of the last {answers} answers" if plan.seen else NEVER_SEEN,
         }
     )
+
+
+def _mode_seen(mode: str, native: bool) -> str:
+    """The mode the check saw work: a server that took a format but answered prose ignores
+    it (a review reads such answers, and after a few in a row puts the schema in the prompt:
+    bot/providers/negotiation.py `IGNORED_TO_GIVE_UP`), so it is reported as text."""
+    if not native and mode in ("json_schema", "json_object", "tools"):
+        return "text"
+    return mode

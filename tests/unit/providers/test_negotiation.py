@@ -21,7 +21,7 @@ from bot.council.ledger import InMemoryLedger
 from bot.council.personas import load_catalog
 from bot.council.scoring import ReviewSignals
 from bot.providers import BadRequest, InvalidOutput, ProviderRegistry, ServerError
-from bot.providers.negotiation import ProcessModes
+from bot.providers.negotiation import IGNORED_TO_GIVE_UP, ProcessModes
 from bot.providers.openai_adapter import OpenAIAdapter
 from bot.providers.schema import schema_instructions
 from bot.queue.modes import RedisModes
@@ -133,17 +133,41 @@ async def test_a_server_without_structure_or_tools_lands_on_text(models: FakeMod
 async def test_a_model_that_ignores_the_format_is_read_and_then_told_the_schema(
     models: FakeModelServer,
 ) -> None:
+    """Each prose answer is read (the JSON out of its text); only after
+    `IGNORED_TO_GIVE_UP` of them in a row is the format given up for the schema in the
+    prompt: one prose answer is the model's, not proof that the server ignores the format."""
     models.behave_as("prose", MODEL)
     models.on(reply=Reply(json=GOOD))
     registry = box(models)
-    result = await adapter(registry).call(structured_call())
-    assert result.output == Verdict.model_validate(GOOD)
-    assert "```json" in result.text
+    for answered in range(1, IGNORED_TO_GIVE_UP + 1):
+        assert adapter(registry).structured_mode == "json_schema"
+        result = await adapter(registry).call(structured_call())
+        assert result.output == Verdict.model_validate(GOOD)
+        assert "```json" in result.text
+        assert "response_format" in models.calls[-1].request.body
+        assert len(models.calls) == answered  # read, never re-asked
     assert adapter(registry).structured_mode == "text"
     await adapter(registry).call(structured_call())
-    second = models.calls[-1].request
-    assert "response_format" not in second.body
-    assert "JSON schema" in second.last_user_text()
+    last = models.calls[-1].request
+    assert "response_format" not in last.body
+    assert "JSON schema" in last.last_user_text()
+    await registry.aclose()
+
+
+async def test_one_prose_answer_between_json_ones_keeps_the_format(
+    models: FakeModelServer,
+) -> None:
+    models.on(reply=Reply(json=GOOD), times=1)
+    models.on(
+        reply=Reply(text="Looks fine to me.\n```json\n" + json.dumps(GOOD) + "\n```"), times=1
+    )
+    models.on(reply=Reply(json=GOOD))
+    registry = box(models)
+    for _ in range(IGNORED_TO_GIVE_UP + 1):
+        result = await adapter(registry).call(structured_call())
+        assert result.output == Verdict.model_validate(GOOD)
+    assert adapter(registry).structured_mode == "json_schema"
+    assert all("response_format" in c.request.body for c in models.calls)
     await registry.aclose()
 
 
