@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import re
 import subprocess
@@ -190,10 +191,9 @@ class CommitSource:
 
     async def gather(self, budget_tokens: int, ignore_globs: Sequence[str]) -> Gathered:
         assert self.change.head_sha is not None
-        meta = PullRequestMeta(title=self.change.title, body=self.change.description)
         with Tree(self.git_dir, self.change.head_sha) as tree:
             built = await build_context(
-                meta,
+                pr_meta(self.change),
                 self.change.diff,
                 tree.files,
                 tree.read,
@@ -204,18 +204,33 @@ class CommitSource:
 
 
 def local_change(git_dir: Path, commit: str, parent: str) -> LocalChange:
-    """What `read_branch` reads for HEAD = `commit` against its parent."""
+    """What `read_branch` reads for HEAD = `commit` against its parent, with the commit
+    subjects where the code under test's LocalChange carries them."""
     diff = git(git_dir, "diff", "--no-color", "--no-ext-diff", parent, commit)
     log = git(git_dir, "log", "--format=%s%n%n%b", f"{parent}..{commit}").strip()
-    return LocalChange(
-        diff=diff,
-        title=log.splitlines()[0] if log else f"Changes since {parent}",
-        description=log,
-        head_sha=commit,
-        source=f"HEAD against {parent}",
-        base_label=parent[:7],
-        head_label=f"HEAD ({commit[:7]})",
-    )
+    fields: dict[str, Any] = {
+        "diff": diff,
+        "title": log.splitlines()[0] if log else f"Changes since {parent}",
+        "description": log,
+        "head_sha": commit,
+        "source": f"HEAD against {parent}",
+        "base_label": parent[:7],
+        "head_label": f"HEAD ({commit[:7]})",
+    }
+    if "subjects" in {f.name for f in dataclasses.fields(LocalChange)}:
+        subjects = git(git_dir, "log", "--format=%s", f"{parent}..{commit}").splitlines()
+        fields["subjects"] = tuple(s for s in subjects if s.strip())
+    return LocalChange(**fields)
+
+
+def pr_meta(change: LocalChange) -> PullRequestMeta:
+    """The PR's words as a local review passes them (bot/review/localrepo.py)."""
+    try:
+        from bot.review.localrepo import change_meta  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:  # the code before commit subjects were passed (a baseline run)
+        return PullRequestMeta(title=change.title, body=change.description)
+    meta: PullRequestMeta = change_meta(change)
+    return meta
 
 
 async def setup_at(git_dir: Path, commit: str, settings: Settings) -> RepoSetup:

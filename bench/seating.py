@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import json
 import re
 import sys
@@ -51,20 +50,18 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.context_precision import (
+    CommitSource,
     default_models,
     eligible,
     evenly,
     git,
     git_dir_of,
+    local_change,
     repo_name,
     setup_at,
 )
-from bot.context import PullRequestMeta, build_context
-from bot.evaluate.dataset import Tree
 from bot.review.assemble import ReviewOptions, prepare_review
-from bot.review.local import LocalChange
 from bot.review.plan import plan_review
-from bot.review.sources import Gathered
 from bot.settings import Settings
 
 TUNE = frozenset({"infiniflow/ragflow"})
@@ -136,66 +133,6 @@ def lacking(persona: str, paths: Sequence[str]) -> bool:
 
 
 # --- one change -------------------------------------------------------------------------
-
-
-def local_change(git_dir: Path, commit: str, parent: str) -> LocalChange:
-    """What `read_branch` reads for HEAD = `commit` against its parent, with the commit
-    subjects where the code under test's LocalChange carries them."""
-    diff = git(git_dir, "diff", "--no-color", "--no-ext-diff", parent, commit)
-    log = git(git_dir, "log", "--format=%s%n%n%b", f"{parent}..{commit}").strip()
-    fields: dict[str, Any] = {
-        "diff": diff,
-        "title": log.splitlines()[0] if log else f"Changes since {parent}",
-        "description": log,
-        "head_sha": commit,
-        "source": f"HEAD against {parent}",
-        "base_label": parent[:7],
-        "head_label": f"HEAD ({commit[:7]})",
-    }
-    if "subjects" in {f.name for f in dataclasses.fields(LocalChange)}:
-        subjects = git(git_dir, "log", "--format=%s", f"{parent}..{commit}").splitlines()
-        fields["subjects"] = tuple(s for s in subjects if s.strip())
-    return LocalChange(**fields)
-
-
-def pr_meta(change: LocalChange) -> PullRequestMeta:
-    """The PR's words as a local review passes them (bot/review/localrepo.py)."""
-    try:
-        from bot.review.localrepo import change_meta  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:  # the code before commit subjects were passed (a baseline run)
-        return PullRequestMeta(title=change.title, body=change.description)
-    meta: PullRequestMeta = change_meta(change)
-    return meta
-
-
-@dataclass
-class CommitSource:
-    """A commit of a git directory reviewed as `council review --base <parent>` reviews
-    HEAD, its files read at the commit (never a work tree)."""
-
-    git_dir: Path
-    change: LocalChange
-
-    @property
-    def compared(self) -> str:
-        return self.change.compared
-
-    @property
-    def head_sha(self) -> str | None:
-        return self.change.head_sha
-
-    async def gather(self, budget_tokens: int, ignore_globs: Sequence[str]) -> Gathered:
-        assert self.change.head_sha is not None
-        with Tree(self.git_dir, self.change.head_sha) as tree:
-            built = await build_context(
-                pr_meta(self.change),
-                self.change.diff,
-                tree.files,
-                tree.read,
-                budget_tokens=budget_tokens,
-                ignore_globs=ignore_globs,
-            )
-        return Gathered(built)
 
 
 @dataclass
