@@ -44,7 +44,7 @@ _FORMAT_WORDS = re.compile(
     r"\bfunctions?\b|function[ _]call",
     re.IGNORECASE,
 )
-_FORMAT_STATUSES = (400, 422, 500)
+FORMAT_STATUSES = (400, 422, 500)
 # Azure OpenAI resources: <name>.openai.azure.com, and the AI Services multi-service host.
 _AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com")
 
@@ -58,7 +58,14 @@ def names_format(error: ProviderError) -> bool:
     """The server refused the request because of how it asked for structure."""
     if isinstance(error, ContextTooLong) or not isinstance(error, BadRequest | ServerError):
         return False
-    return error.status in _FORMAT_STATUSES and bool(_FORMAT_WORDS.search(str(error)))
+    return refuses_format(error.status, str(error))
+
+
+def refuses_format(status: int, message: str) -> bool:
+    """An error response of `status` whose `message` names the request's format: what
+    `names_format` reads in the error, read off the response itself (bot.providers.
+    openai_http stops the SDK's retries of it: the same request is refused again)."""
+    return status in FORMAT_STATUSES and bool(_FORMAT_WORDS.search(message))
 
 
 class ModeMemory(Protocol):

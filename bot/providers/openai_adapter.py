@@ -52,6 +52,8 @@ from bot.providers.negotiation import (
     names_format,
     next_mode,
 )
+from bot.providers.openai_http import CouncilHttpClient, local_timeout
+from bot.providers.repetition import LoopWatch
 from bot.providers.schema import extract_json, schema_instructions, tool_schema
 from bot.settings import StructuredSetting
 
@@ -82,14 +84,20 @@ def openai_client(
     max_retries: int,
     timeout_s: float,
     api_version: str | None = None,
+    local: bool = False,
 ) -> openai.AsyncOpenAI:
-    """For OpenAI and every compatible endpoint; Azure wants its api-version in the query."""
+    """For OpenAI and every compatible endpoint; Azure wants its api-version in the query. A
+    `local` server's attempts are bounded by the call's deadline alone, and the SDK never
+    sends one of its requests again once the server may have taken it (bot.providers.
+    openai_http)."""
+    timeout = local_timeout(timeout_s) if local else timeout_s
     return openai.AsyncOpenAI(
         api_key=key,
         base_url=base_url,
         max_retries=max_retries,
-        timeout=timeout_s,
+        timeout=timeout,
         default_query={"api-version": api_version} if api_version else None,
+        http_client=CouncilHttpClient(local=local, timeout=timeout),
     )
 
 
@@ -287,7 +295,7 @@ class OpenAIAdapter(Adapter):
     async def _structured(
         self, request: ModelCall[OutputT], mode: Mode, began: asyncio.Event | None
     ) -> RawAnswer:
-        opened = await self._open(request, mode, stream=began is not None)
+        opened = await self._open(request, mode, stream=self._streamed(began))
         if mode == self._mode:
             self._presumed = False  # the server took it
         raw = await self._receive(request, mode, opened, began)
@@ -318,9 +326,17 @@ class OpenAIAdapter(Adapter):
         *,
         extra: list[dict[str, str]] | None = None,
     ) -> RawAnswer:
-        """One request: streamed when the caller waits for its response to begin."""
-        opened = await self._open(request, mode, stream=began is not None, extra=extra)
+        """One request (streamed: see `_streamed`)."""
+        opened = await self._open(request, mode, stream=self._streamed(began), extra=extra)
         return await self._receive(request, mode, opened, began)
+
+    def _streamed(self, began: asyncio.Event | None) -> bool:
+        """Whether a request is streamed: when the caller waits for its response to begin,
+        and always to a local server. A local server goes on with a request whose client
+        left only when it is not streamed (llama-cpp-python generates a non-streamed answer
+        to its end, and serves one request at a time): a streamed one stops at its next
+        chunk, so a call past its deadline, or cancelled, frees the server for the next."""
+        return began is not None or self._ref.local
 
     async def _open(
         self,
@@ -370,6 +386,11 @@ class OpenAIAdapter(Adapter):
         finally:
             await opened.close()  # read to the end it is closed already
         raw = _read(completion, mode if request.output is not None else "text", request)
+        if opened.streamed and raw.stop_reason is None:
+            # Ended without a finish_reason: cut, not finished (llama-cpp-python ends a
+            # stream early, with its `[DONE]`, when another request waits for the model).
+            log.info("answer_interrupted", model=self.ref, label=request.label)
+            raw.truncated, raw.structured = True, None
         raw.retries = opened.response.retries_taken
         raw.sent_chars = opened.sent_chars
         return raw
@@ -443,7 +464,8 @@ def _read(completion: dict[str, Any], mode: Mode, request: ModelCall[Any]) -> Ra
     message = choice.get("message") or {}
     text = message.get("content") or ""
     finish = choice.get("finish_reason")
-    truncated = finish == "length"
+    looped = completion.get("looped_at")  # read no further: it repeated itself (`_collect`)
+    truncated = finish == "length" or looped is not None
     structured: object | None = None
     if mode == "tools":
         wanted = request.output.name if request.output is not None else None
@@ -469,9 +491,10 @@ def _read(completion: dict[str, Any], mode: Mode, request: ModelCall[Any]) -> Ra
         text=text,
         structured=structured,
         usage=_usage(completion.get("usage") or {}),
-        stop_reason=finish,
+        stop_reason="repetition" if looped is not None else finish,
         truncated=truncated,
         refusal=refusal,
+        looped_at=looped,
     )
 
 
@@ -489,12 +512,15 @@ def _usage(usage: dict[str, Any]) -> Usage:
 
 
 async def _collect(stream: Any, began: asyncio.Event) -> dict[str, Any]:
-    """Rebuild a chat.completion object from its chunks (text, refusal and tool calls)."""
+    """Rebuild a chat.completion object from its chunks (text, refusal and tool calls). An
+    answer that repeats itself (bot/providers/repetition.py) is read no further: the caller
+    closes the stream, which stops the server generating, and `looped_at` says where."""
     text: list[str] = []
     refusal: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
     finish: str | None = None
     usage: dict[str, Any] = {}
+    watch = LoopWatch()
     async for chunk in stream:
         began.set()
         data = chunk.model_dump()
@@ -509,8 +535,18 @@ async def _collect(stream: Any, began: asyncio.Event) -> dict[str, Any]:
                 function = part.get("function") or {}
                 call["name"] += function.get("name") or ""
                 call["arguments"] += function.get("arguments") or ""
+                watch.feed(function.get("arguments") or "")
+            watch.feed(text[-1])
             finish = choice.get("finish_reason") or finish
+        if watch.looped_at is not None and finish is None:
+            break
     message: dict[str, Any] = {"content": "".join(text), "refusal": "".join(refusal) or None}
     if calls:
         message["tool_calls"] = [{"function": calls[i]} for i in sorted(calls)]
-    return {"choices": [{"message": message, "finish_reason": finish}], "usage": usage}
+    completion: dict[str, Any] = {
+        "choices": [{"message": message, "finish_reason": finish}],
+        "usage": usage,
+    }
+    if watch.looped_at is not None and finish is None:
+        completion["looped_at"] = watch.looped_at
+    return completion

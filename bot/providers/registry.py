@@ -173,6 +173,7 @@ class ProviderRegistry:
             max_retries=self.settings.max_retries,
             timeout_s=self.settings.request_timeout_s,
             api_version=ref.api_version,
+            local=ref.local,
         )
         adapter = OpenAIAdapter(
             oai,
