@@ -256,7 +256,7 @@ async def _design_panel(
         ),
         output=prompts.DESIGN_TOOL,
         tools=prompts.tools_for(request.protocol),
-        max_tokens=request.max_tokens,
+        max_tokens=prompts.DESIGN_TOOL.output_tokens(request.max_tokens),
         deadline_s=request.deadline_s,
         label="designer/submit_panel",
     )

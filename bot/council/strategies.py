@@ -82,8 +82,8 @@ WIN_LEAD = 15
 LOW_FLOOR = 50
 # All analyses within this many points and on one verdict: possible convergence sycophancy.
 SYCOPHANCY_SPREAD = 5
-# The classification call's output limit: a task type and one sentence.
-CLASSIFY_MAX_TOKENS = 512
+# The classification call's output limit: a task type and one sentence (its budget).
+CLASSIFY_MAX_TOKENS = TaskTypeAnswer.OUTPUT_TOKENS
 # Severities a HUNTER point must have to keep a round from converging when it is new.
 HIGH = ("critical", "major")
 
@@ -257,7 +257,7 @@ async def classify_call(
         messages=messages("", classify_brief(), classify_task(request.topic, candidates, evidence)),
         output=TASK_TYPE_TOOL,
         tools=tools_for(request.protocol),
-        max_tokens=CLASSIFY_MAX_TOKENS,
+        max_tokens=TASK_TYPE_TOOL.output_tokens(request.max_tokens),
         deadline_s=request.deadline_s,
         label=f"{chair.seat_id}/{TASK_TYPE_TOOL.name}",
     )

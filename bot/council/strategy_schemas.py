@@ -3,16 +3,18 @@
 Kept to what strict JSON schemas accept, as `bot.council.schemas` is: lists not maps,
 `extra="forbid"` everywhere, nullable fields written `X | None`. Bounds a model might
 overstep (a referee's adjustment) are described, not enforced by the schema: the engine
-clamps them (`bot.council.strategies`), so an eager referee costs no re-ask.
+clamps them (`bot.council.strategies`), so an eager referee costs no re-ask. Lists are
+bounded and each answer has its output budget, sized as `bot.council.schemas` says.
 """
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.council.schemas import AssessmentVerdict, Severity
+from bot.council.protocols import PROTOCOLS
+from bot.council.schemas import AssessmentVerdict, Severity, at_most
 
 __all__ = [
     "TASK_TYPES",
@@ -40,6 +42,8 @@ TaskType = Literal[
     "tests-only",
 ]
 TASK_TYPES: tuple[TaskType, ...] = get_args(TaskType)
+# The members a strategies deliberation seats at most (a critique names the others).
+_MEMBERS = PROTOCOLS["strategies"].seats.maximum or 3
 
 
 class _Strict(BaseModel):
@@ -51,6 +55,9 @@ class TaskTypeAnswer(_Strict):
 
     task_type: TaskType = Field(description="The kind of change this pull request mainly is")
     reason: str = Field(description="Why, in one sentence")
+
+    # ~60 tokens; the call is sent no more than `bot.council.strategies.CLASSIFY_MAX_TOKENS`.
+    OUTPUT_TOKENS: ClassVar[int] = 512
 
 
 class RubricScores(_Strict):
@@ -74,11 +81,11 @@ class CritiqueOf(_Strict):
     """One member's analysis, attacked, checked and scored."""
 
     member: str = Field(description='The member critiqued, e.g. "Member B"')
-    hunter: list[HunterPoint] = Field(
-        description="HUNTER: what this analysis missed that your strategy catches"
+    hunter: list[HunterPoint] = at_most(
+        5, "HUNTER: what this analysis missed that your strategy catches"
     )
-    skeptic: list[str] = Field(
-        description="SKEPTIC: its claims the diff does not support; empty if all hold"
+    skeptic: list[str] = at_most(
+        5, "SKEPTIC: its claims the diff does not support; empty if all hold"
     )
     referee: RubricScores  # REFEREE: its analysis on the rubric (no description: a $ref)
     adjustment: int = Field(
@@ -97,17 +104,22 @@ class Evidence(_Strict):
 class CritiqueReply(_Strict):
     """A member's cross-critique of the other analyses, and its own position after it."""
 
-    critiques: list[CritiqueOf] = Field(description="One entry per other member listed")
+    critiques: list[CritiqueOf] = at_most(_MEMBERS, "One entry per other member listed")
     verdict: AssessmentVerdict = Field(
         description="Your verdict now: APPROVE, CONCERNS or REJECT (the same as before, "
         "unless new evidence changed it)"
     )
     position: str = Field(description="Your position now, in 1-2 sentences")
-    new_evidence: list[Evidence] = Field(
-        default_factory=list,
-        description="Only evidence not cited before (by you or anyone): file and line that "
+    new_evidence: list[Evidence] = at_most(
+        5,
+        "Only evidence not cited before (by you or anyone): file and line that "
         "changed or confirmed your position; empty if none",
+        default_factory=list,
     )
+
+    # Worst case ~2,300 tokens: 3 critiques (~650 each: 5 hunter points, 5 skeptic claims,
+    # the rubric, the reason), the position and 5 pieces of new evidence.
+    OUTPUT_TOKENS: ClassVar[int] = 3072
 
 
 class ReconciledElement(_Strict):
@@ -124,10 +136,13 @@ class Reconciliation(_Strict):
     """The chair's reconciliation of close analyses."""
 
     merged_plan: str = Field(description="The leading plan with the others' best elements")
-    complementary: list[ReconciledElement] = Field(
-        description="Elements of the other analyses merged into the leading one"
+    complementary: list[ReconciledElement] = at_most(
+        6, "Elements of the other analyses merged into the leading one"
     )
-    dropped: list[ReconciledDrop] = Field(description="Each other analysis not adopted, with why")
+    dropped: list[ReconciledDrop] = at_most(_MEMBERS, "Each other analysis not adopted, with why")
     unresolved: str | None = Field(
         default=None, description="A conflict that stays open, with its trade-off; or null"
     )
+
+    # Worst case ~700 tokens: the merged plan, 6 elements and 3 drops of one sentence each.
+    OUTPUT_TOKENS: ClassVar[int] = 1024

@@ -32,9 +32,12 @@ from bot.providers.base import (
 )
 from bot.providers.capabilities import ModelCapabilities, cost_usd
 from bot.providers.errors import scrub
-from bot.providers.ranges import clamped
+from bot.providers.ranges import conformed
 from bot.providers.refs import ModelRef
+from bot.providers.salvage import cut_note, whole_parts
 from bot.providers.schema import extract_json
+from bot.providers.speed import Deadline, deadline_for
+from bot.providers.worstcase import max_output_tokens, worst_case_input
 from bot.tokens import KINDS, TextKind, TokenEstimator, kinds_of
 
 log = structlog.get_logger(__name__)
@@ -44,6 +47,7 @@ ErrorT = TypeVar("ErrorT", bound=ProviderError)
 Slot = Callable[[], AbstractAsyncContextManager[Any]]
 
 TRUNCATED = "the answer was cut off at the max-tokens limit before it was complete"
+LOOPED = "the answer repeated itself and was cut off before it was complete"
 
 
 @dataclass
@@ -59,6 +63,9 @@ class RawAnswer:
     # The server said nothing of the tokens (a stream without a usage chunk, as
     # llama-cpp-python's): `usage` is the estimator's count of what was sent and received.
     usage_estimated: bool = False
+    # Reading stopped here (characters) because the answer repeated itself
+    # (bot/providers/repetition.py); `truncated` is then True too. None: read to its end.
+    looped_at: int | None = None
 
 
 class Adapter(ABC):
@@ -145,16 +152,16 @@ class Adapter(ABC):
     async def _timed(
         self, request: ModelCall[OutputT], began: asyncio.Event | None, started_at: list[float]
     ) -> CallResult[OutputT]:
-        deadline = request.deadline_s or self._deadline_s
+        deadline = self.deadline(request)
         async with self._limit():
             started = time.monotonic()
             started_at.append(started)
             try:
-                async with asyncio.timeout(deadline):
+                async with asyncio.timeout(deadline.seconds):
                     raw = await self._exchange(request, began)
             except TimeoutError:
                 raise ProviderTimeout(
-                    f"{self.ref}: no answer within the {deadline:g} s deadline (retries included)",
+                    f"{self.ref}: no answer within {deadline.described} (retries included)",
                     model=self.ref,
                 ) from None
         latency_ms = int((time.monotonic() - started) * 1000)
@@ -170,6 +177,19 @@ class Adapter(ABC):
         else:
             self._estimator.observe(sent, raw.usage.total_input_tokens)
         return self._finish(request, raw, latency_ms)
+
+    def deadline(self, request: ModelCall[Any]) -> Deadline:
+        """The deadline of `request` (bot/providers/speed.py): the endpoint's call_deadline_s;
+        else the call's own or COUNCIL_CALL_DEADLINE_S, or, where longer, the one the local
+        server's speed gives for the request's estimated prompt and its max_tokens."""
+        return deadline_for(
+            self._ref,
+            self.base_url,
+            requested_s=request.deadline_s,
+            default_s=self._deadline_s,
+            prompt_tokens=worst_case_input(request, self._estimator),
+            output_tokens=max_output_tokens(self._caps, request),
+        )
 
     def _count_tokens(self, raw: RawAnswer, cost: float) -> None:
         """What the provider billed for this call, under this model's own reference."""
@@ -217,12 +237,12 @@ class Adapter(ABC):
     def _validate(
         self, schema: type[BaseModel], raw: RawAnswer, cost: float
     ) -> tuple[BaseModel, list[str]]:
-        """The answer as `schema`, and a note per number brought into its range
-        (bot/providers/ranges.py); InvalidOutput when it cannot be read as one."""
+        """The answer as `schema`, and a note per change made to read it: a list cut to its
+        bound, a number brought into its range (bot/providers/ranges.py), a cut answer read
+        as far as it was whole (bot/providers/salvage.py); InvalidOutput when it cannot be
+        read as one."""
         if raw.truncated:
-            error = self._invalid(TRUNCATED, raw, cost)
-            error.truncated = True
-            raise error
+            return self._whole_part(schema, raw, cost)
         data = raw.structured
         if data is None:
             try:
@@ -234,18 +254,31 @@ class Adapter(ABC):
                     cost,
                 ) from None
         try:
-            return schema.model_validate(data), []
+            return conformed(schema, data)
         except ValidationError as err:
             detail = err.errors(include_url=False, include_input=False)
-            fixed = clamped(data, detail)
-            if fixed is not None:
-                try:
-                    return schema.model_validate(fixed[0]), fixed[1]
-                except ValidationError:
-                    pass
             raise self._invalid(
                 f"the answer did not match the schema: {json.dumps(detail)[:2000]}", raw, cost
             ) from None
+
+    def _whole_part(
+        self, schema: type[BaseModel], raw: RawAnswer, cost: float
+    ) -> tuple[BaseModel, list[str]]:
+        """A cut answer (at the max-tokens limit, or stopped looping) read as far as it is
+        whole: kept, with a note, when that much validates; else InvalidOutput marked
+        `truncated` (the re-ask asks for a shorter answer)."""
+        looped = raw.looped_at is not None
+        for part in whole_parts(raw.text):
+            try:
+                output, notes = conformed(schema, part.value)
+            except ValidationError:
+                continue
+            note = cut_note(len(raw.text), looped=looped, repeats=part.repeats)
+            log.info("answer_read_as_far_as_whole", model=self.ref, looped=looped)
+            return output, [note, *notes]
+        error = self._invalid(LOOPED if looped else TRUNCATED, raw, cost)
+        error.truncated = True
+        raise error
 
     def _invalid(self, reason: str, raw: RawAnswer, cost: float) -> InvalidOutput:
         error = InvalidOutput(

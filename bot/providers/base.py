@@ -50,6 +50,20 @@ class OutputTool:
     description: str
     schema: type[BaseModel]
 
+    @property
+    def max_tokens(self) -> int | None:
+        """The output tokens an answer of this tool needs at most: its schema's
+        `OUTPUT_TOKENS` (sized where the schema is, bot/council/schemas.py); None when the
+        schema says none."""
+        budget = getattr(self.schema, "OUTPUT_TOKENS", None)
+        return budget if isinstance(budget, int) and budget > 0 else None
+
+    def output_tokens(self, ceiling: int) -> int:
+        """The `max_tokens` a call of this tool asks for: its own budget, never past
+        `ceiling` (the operator's limit on every answer)."""
+        own = self.max_tokens
+        return ceiling if own is None else min(own, ceiling)
+
 
 @dataclass(frozen=True)
 class ModelCall(Generic[OutputT]):
@@ -161,6 +175,11 @@ class Refused(ProviderError):
 
 class ContextTooLong(ProviderError):
     kind = ErrorKind.CONTEXT_TOO_LONG
+
+    # What the server said, where it said it (llama-cpp-python's 400 names both): the
+    # model's window and the prompt's tokens. None: not said.
+    window: int | None = None
+    prompt_tokens: int | None = None
 
 
 class Unreachable(ProviderError):

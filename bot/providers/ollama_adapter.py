@@ -3,6 +3,10 @@
 Ollama's OpenAI-compatible `/v1` takes `json_schema` since 0.5 and is what `auto` uses; its
 native API constrains the answer with `format: <JSON schema>` on older servers too. There is
 no official SDK for it in our tree, so this talks to it with httpx (which both SDKs use).
+
+Every answer is streamed (NDJSON lines, the last `done: true` with the counts): its response
+begins at the first line, and an answer that repeats itself (bot/providers/repetition.py) is
+read no further - leaving the stream stops Ollama generating - and read as far as it is whole.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from bot.providers.base import (
     Usage,
 )
 from bot.providers.errors import scrub
+from bot.providers.repetition import LoopWatch
 from bot.providers.schema import schema_instructions, tool_schema
 
 _RETRY_STATUSES = (429, 500, 502, 503, 504)
@@ -87,7 +92,7 @@ class OllamaAdapter(Adapter):
         body: dict[str, Any] = {
             "model": self._ref.model,
             "messages": messages,
-            "stream": False,
+            "stream": True,
             "options": options,
         }
         if request.output is not None:
@@ -106,36 +111,58 @@ class OllamaAdapter(Adapter):
         retries = 0
         while True:
             try:
-                response = await self._client.post("/api/chat", json=body, headers=headers)
+                async with self._client.stream(
+                    "POST", "/api/chat", json=body, headers=headers
+                ) as response:
+                    if response.status_code == 200:
+                        raw = await self._streamed(response, began or asyncio.Event())
+                        if request.output is None:
+                            raw.structured = None  # a plain answer, whatever it looks like
+                        raw.retries = retries
+                        raw.sent_chars = sum(len(m["content"]) for m in body["messages"])
+                        return raw
+                    await response.aread()
+                    error = self._status_error(response)
+                    if response.status_code not in _RETRY_STATUSES:
+                        raise error
             except httpx.TimeoutException:
-                error: ProviderError = ProviderTimeout(
-                    f"{self.ref}: request to {self.shown_url} timed out"
-                )
+                error = ProviderTimeout(f"{self.ref}: request to {self.shown_url} timed out")
             except httpx.HTTPError as err:
                 error = Unreachable(
                     f"{self.ref}: cannot reach the provider at {self.shown_url} "
                     f"({scrub(str(err), self._secrets)[:200]})"
                 )
-            else:
-                if response.status_code == 200:
-                    break
-                error = self._status_error(response)
-                if response.status_code not in _RETRY_STATUSES:
-                    raise error
             if retries >= self._max_retries:
                 raise error
             retries += 1
             await asyncio.sleep(min(0.5 * 2 ** (retries - 1), 8.0))
-        if began is not None:
+
+    async def _streamed(self, response: httpx.Response, began: asyncio.Event) -> RawAnswer:
+        """The answer's lines read to the last (`done`), or until it repeats itself."""
+        parts: list[str] = []
+        last: dict[str, Any] = {}
+        watch = LoopWatch()
+        async for line in response.aiter_lines():
+            if not line.strip():
+                continue
             began.set()
-        try:
-            data = response.json()
-        except ValueError:
-            raise ServerError(f"{self.ref}: the provider sent a malformed response") from None
-        raw = _read(data, structured=request.output is not None)
-        raw.retries = retries
-        raw.sent_chars = sum(len(m["content"]) for m in body["messages"])
-        return raw
+            try:
+                data = json.loads(line)
+            except ValueError:
+                data = None
+            if not isinstance(data, dict):
+                raise ServerError(f"{self.ref}: the provider sent a malformed response")
+            if data.get("error"):
+                detail = scrub(str(data["error"]), self._secrets)[:500]
+                raise ServerError(f"{self.ref}: provider error: {detail}")
+            piece = str((data.get("message") or {}).get("content") or "")
+            parts.append(piece)
+            if data.get("done"):
+                last = data
+                break
+            if watch.feed(piece):
+                break
+        return _read({**last, "content": "".join(parts)}, watch.looped_at)
 
     def _status_error(self, response: httpx.Response) -> ProviderError:
         try:
@@ -165,13 +192,14 @@ class OllamaAdapter(Adapter):
         return error
 
 
-def _read(data: dict[str, Any], *, structured: bool) -> RawAnswer:
-    message = data.get("message") or {}
-    text = str(message.get("content") or "")
-    stop = data.get("done_reason")
-    truncated = stop == "length"
+def _read(data: dict[str, Any], looped_at: int | None) -> RawAnswer:
+    """The answer from its last line (`data`, {} when none came) and its whole `content`.
+    Without a last line it was cut: at a loop (`looped_at`), or by the server."""
+    text = str(data.get("content") or "")
+    stop = data.get("done_reason") if data.get("done") else None
+    truncated = stop == "length" or not data.get("done")
     parsed: object | None = None
-    if structured and not truncated:
+    if not truncated:
         try:
             parsed = json.loads(text)
         except json.JSONDecodeError:
@@ -185,6 +213,7 @@ def _read(data: dict[str, Any], *, structured: bool) -> RawAnswer:
             input_tokens=int(data.get("prompt_eval_count") or 0),
             output_tokens=int(data.get("eval_count") or 0),
         ),
-        stop_reason=str(stop) if stop else None,
+        stop_reason="repetition" if looped_at is not None else (str(stop) if stop else None),
         truncated=truncated,
+        looped_at=looped_at,
     )

@@ -190,19 +190,20 @@ async def test_without_a_budget_the_request_cap_holds() -> None:
 
 async def test_a_resumed_deliberation_counts_what_its_ledger_already_paid() -> None:
     fake = FakeProviders(CouncilScript(latency_s=0.05))
-    # A 4,096-token output limit: what a call pays is then large beside its worst case.
-    each = await first_reservation(fake, request(max_tokens=4096))
+    # A 2,048-token output limit: what a call pays is then large beside its worst case, and
+    # a discussion reply's budget (2,304) is no smaller than an assessment's.
+    each = await first_reservation(fake, request(max_tokens=2048))
     ledger = InMemoryLedger()
     engine = Engine(fake, CATALOG, ledger, estimator=TokenEstimator())
     # The first run stops after the assessments; what it paid is in the ledger.
     first = await engine.deliberate(
-        request(max_tokens=4096), budget=InMemoryBudget(cap_usd=5.5 * each)
+        request(max_tokens=2048), budget=InMemoryBudget(cap_usd=5.5 * each)
     )
     assert first.resolution == Resolution.COST_LIMIT
     paid, made = fake.cost_usd, len(fake.calls)
     assert paid > 0.5 * each
     # Resumed with a cap that leaves less than one call's worst case once that is counted.
-    resumed = await engine.deliberate(request(max_tokens=4096, max_cost_usd=paid + 0.5 * each))
+    resumed = await engine.deliberate(request(max_tokens=2048, max_cost_usd=paid + 0.5 * each))
     assert len(fake.calls) == made  # no new call started
     assert resumed.resolution == Resolution.COST_LIMIT
 

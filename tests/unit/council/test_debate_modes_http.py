@@ -395,8 +395,9 @@ async def test_the_debate_comment_stays_within_the_one_screen_limits(
     debate_sections = [b for s, b in details(comment).items() if s.startswith("Debate")]
     assert len(debate_sections) >= 5
     assert all(len(body) <= SECTION_CAPS["debate"] for body in debate_sections)
-    assert "Debate: decision guide in full" in comment  # 9 rows: 4 shown, all collapsed
-    assert "_…and 5 more in the debate report below._" in visible_text(comment)
+    # 9 rows answered, 5 kept (the schema's bound): 4 shown, all collapsed.
+    assert "Debate: decision guide in full" in comment
+    assert "_…and 1 more in the debate report below._" in visible_text(comment)
 
 
 # --- the plan bounds the calls -------------------------------------------------------------

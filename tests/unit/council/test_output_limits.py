@@ -1,7 +1,7 @@
-"""Output budgets follow the model: an answer may run to 8,192 tokens (clipped to what the
-model allows, in the request and in the reservation alike); an answer cut off at that limit
-is asked again for a shorter one, and counted; reasoning tokens are carried to the usage,
-and both survive a replay from the ledger."""
+"""Output budgets follow the phase and the model: an answer asks for its phase's budget, at
+most 8,192 tokens (clipped to what the model allows, in the request and in the reservation
+alike); an answer cut off at that limit is asked again for a shorter one, and counted;
+reasoning tokens are carried to the usage, and both survive a replay from the ledger."""
 
 from __future__ import annotations
 
@@ -46,14 +46,25 @@ def test_an_answer_may_run_to_8192_tokens_by_default() -> None:
     assert request().max_tokens == 8192
 
 
-async def test_every_call_asks_for_8192_output_tokens() -> None:
+async def test_every_call_asks_for_its_phase_budget_under_the_8192_ceiling() -> None:
     fake = FakeProviders(CouncilScript())
     await deliberate(fake)
-    assert fake.calls and {c.request.max_tokens for c in fake.calls} == {8192}
+    asked = {c.tool: c.request.max_tokens for c in fake.calls}
+    assert asked == {
+        ASSESS: prompts.ASSESS_TOOL.max_tokens,
+        "submit_discussion": prompts.DISCUSS_TOOL.max_tokens,
+        VOTE: prompts.VOTE_TOOL.max_tokens,
+        "submit_synthesis": prompts.SYNTH_TOOL.max_tokens,
+    }
+    assert max(asked.values()) < 8192 and len(set(asked.values())) == 4
+    # A lower ceiling holds every budget under it.
+    lower = FakeProviders(CouncilScript())
+    await deliberate(lower, request(max_tokens=1000))
+    assert {c.request.max_tokens for c in lower.calls} == {1000, prompts.VOTE_TOOL.max_tokens}
 
 
 async def test_the_reservation_holds_the_output_limit_the_model_allows() -> None:
-    """A model that allows 2,000 output tokens is reserved 2,000, not the 8,192 asked."""
+    """A model that allows 2,000 output tokens is reserved 2,000, not the 6,656 asked."""
 
     async def worst_first_call(max_output: int) -> int:
         caps = FAKE_CAPABILITIES.model_copy(update={"max_output_tokens": max_output})
@@ -64,7 +75,8 @@ async def test_the_reservation_holds_the_output_limit_the_model_allows() -> None
         assert found is not None
         return int(found.group(1).replace(",", ""))
 
-    assert await worst_first_call(16_384) - await worst_first_call(2_000) == 8192 - 2000
+    assessment = prompts.ASSESS_TOOL.output_tokens(8192)  # the first call's budget
+    assert await worst_first_call(16_384) - await worst_first_call(2_000) == assessment - 2000
 
 
 async def test_a_truncated_assessment_is_reasked_for_a_shorter_answer() -> None:
@@ -80,8 +92,8 @@ async def test_a_truncated_assessment_is_reasked_for_a_shorter_answer() -> None:
     seat = next(s for s in advisory.seats if s.seat_id == "seat-2")
     assert seat.state is SeatState.OK and seat.assessment is not None
     assert advisory.usage.truncated == 1
-    # Both calls are paid for: the cut-off one for a full output limit.
-    assert cut.usage.output_tokens == 8192 and cut.cost_usd > 0
+    # Both calls are paid for: the cut-off one for a full output limit (its budget).
+    assert cut.usage.output_tokens == prompts.ASSESS_TOOL.max_tokens and cut.cost_usd > 0
     assert advisory.usage.calls == len(fake.calls)
     assert advisory.usage.cost_usd == pytest.approx(fake.cost_usd)
     assert advisory.usage.output_tokens == fake.usage.output_tokens

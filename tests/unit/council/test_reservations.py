@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from bot.council import prompts
 from bot.council.advisory import Advisory, Resolution
 from bot.council.board import BoardConfig
 from bot.council.budget import Budget, InMemoryBudget
@@ -36,7 +37,9 @@ from tests.support.fake_provider import (
 CATALOG = load_catalog()
 ALPHA, BETA = DEFAULT_MODELS
 OUTPUT_PRICE = FAKE_CAPABILITIES.output_price / 1e6  # USD per output token
-LIMIT = 8192  # the output limit every call asks for
+LIMIT = 8192  # every answer's ceiling (DeliberationRequest.max_tokens)
+# What an assessment asks for: its budget under that ceiling (bot/council/schemas.py).
+ASSESS_LIMIT = prompts.ASSESS_TOOL.output_tokens(LIMIT)
 
 
 def seeded(**sizes: list[int]) -> InMemoryAnswerSizes:
@@ -80,9 +83,9 @@ async def test_the_percentile_follows_the_last_50_answers_only() -> None:
 
 
 async def test_a_seen_model_reserves_its_p95_and_one_never_seen_its_worst_case() -> None:
-    """The same board twice: with nothing recorded every call holds a full 8,192-token
-    answer; with alpha's answers recorded (p95 300), alpha's seats hold 300 tokens of
-    answer and beta's, never seen, still the full limit."""
+    """The same board twice: with nothing recorded every call holds a full answer (an
+    assessment's budget); with alpha's answers recorded (p95 300), alpha's seats hold 300
+    tokens of answer and beta's, never seen, still the full budget."""
     worst, known = InMemoryBudget(None), InMemoryBudget(None)
     first = await deliberate(FakeProviders(CouncilScript()), worst, InMemoryAnswerSizes())
     second = await deliberate(FakeProviders(CouncilScript()), known, seeded(alpha=[300] * 20))
@@ -102,7 +105,7 @@ async def test_a_seen_model_reserves_its_p95_and_one_never_seen_its_worst_case()
     held_worst, held_known = assessments(worst), assessments(known)
     assert held_worst.keys() == held_known.keys() == model_of.keys()
     for seat, model in model_of.items():
-        saved = (LIMIT - 300) * OUTPUT_PRICE if model == ALPHA else 0.0
+        saved = (ASSESS_LIMIT - 300) * OUTPUT_PRICE if model == ALPHA else 0.0
         assert held_worst[seat] - held_known[seat] == pytest.approx(saved, abs=1e-12)
     # Every answer came back and is recorded: after the board, beta is seen too.
     assert len(first.seats) == 5
@@ -122,7 +125,8 @@ async def test_answers_are_recorded_and_later_calls_follow_them() -> None:
     p95 = percentile_95([c.usage.output_tokens for c in fake.calls[:-1] if c.model == call.model])
     assert p95 is not None and p95 < 1000
     assert synthesis.amount_usd < 1000 * OUTPUT_PRICE + 0.05
-    assert call.request.max_tokens == LIMIT  # no cap: sent the full limit
+    # No cap: sent its full budget.
+    assert call.request.max_tokens == prompts.SYNTH_TOOL.output_tokens(LIMIT)
 
 
 async def test_a_board_capped_at_three_times_its_spend_completes_once_its_models_are_seen() -> None:
@@ -132,7 +136,7 @@ async def test_a_board_capped_at_three_times_its_spend_completes_once_its_models
     measured = FakeProviders(CouncilScript())
     await deliberate(measured, InMemoryBudget(None), sizes)  # the models are seen
     cap = 3 * measured.cost_usd
-    assert cap < 5 * LIMIT * OUTPUT_PRICE  # five assessments' worst cases do not fit
+    assert cap < 5 * ASSESS_LIMIT * OUTPUT_PRICE  # five assessments' worst cases do not fit
 
     blind = await deliberate(FakeProviders(CouncilScript()), InMemoryBudget(cap), None)
     assert blind.resolution == Resolution.COST_LIMIT
@@ -146,7 +150,7 @@ async def test_a_board_capped_at_three_times_its_spend_completes_once_its_models
 
 async def test_max_tokens_is_clipped_to_the_room_the_cap_has_left() -> None:
     """A two-seat board capped so that its synthesis, the last call, has room for 4,000
-    tokens of answer beyond the p95 it holds: it is sent that limit, not 8,192, and answering
+    tokens of answer beyond the p95 it holds: it is sent that limit, not its budget, and answering
     in full (cut off there) it stays under the cap."""
     two_seats = BoardConfig(default_size=2, min_size=2, discussion_rounds=1)
     probe = FakeProviders(CouncilScript())
@@ -170,8 +174,12 @@ async def test_max_tokens_is_clipped_to_the_room_the_cap_has_left() -> None:
     assert cut.request.max_tokens in (300 + 3999, 300 + 4000)
     assert cut.usage.output_tokens == cut.request.max_tokens  # it answered in full
     assert fake.cost_usd <= cap and budget.spent_usd <= cap
-    # Every call was sent what the cap had room for: none past the floor, none past 8,192.
-    assert all(FLOOR_OUTPUT_TOKENS <= c.request.max_tokens <= LIMIT for c in fake.calls)
+    # Every call was sent what the cap had room for: none below the floor (or its budget,
+    # when that is less), none past its budget.
+    for c in fake.calls:
+        assert c.request.output is not None
+        own = c.request.output.output_tokens(LIMIT)
+        assert min(FLOOR_OUTPUT_TOKENS, own) <= c.request.max_tokens <= own
 
 
 async def test_a_cap_without_room_for_the_floor_refuses_the_call() -> None:
@@ -200,7 +208,7 @@ async def test_a_timed_out_call_stays_charged_at_what_it_could_have_cost() -> No
     await deliberate(fake, budget, seeded(alpha=[300] * 20, beta=[300] * 20))
     (timed_out,) = [r for r in budget.reservations if r.label == "assess/seat-3/0"]
     charged = budget.spent_usd - fake.cost_usd
-    assert charged == pytest.approx(timed_out.amount_usd + (LIMIT - 300) * OUTPUT_PRICE)
+    assert charged == pytest.approx(timed_out.amount_usd + (ASSESS_LIMIT - 300) * OUTPUT_PRICE)
 
 
 def test_a_plan_holds_the_p95_and_needs_the_floor() -> None:

@@ -338,7 +338,10 @@ async def test_the_token_cap_stops_the_critique_with_what_was_gathered() -> None
     async def capped(tokens: int) -> tuple[Any, FakeProviders]:
         fake = FakeProviders(CouncilScript())
         engine = Engine(fake, load_catalog(), InMemoryLedger())
-        return await engine.deliberate(_engine_request(max_spend_tokens=tokens)), fake
+        # Every answer's ceiling under both budgets: a critique holds what an assessment does.
+        ceiling = CritiqueReply.OUTPUT_TOKENS
+        request = _engine_request(max_spend_tokens=tokens, max_tokens=ceiling)
+        return await engine.deliberate(request), fake
 
     # What one assessment call reserves: the cap's refusal says.
     refused, _ = await capped(1)

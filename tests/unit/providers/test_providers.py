@@ -237,7 +237,9 @@ async def test_off_topic_answer_is_invalid_output_with_a_reason(
 async def test_truncated_answer_is_invalid_output(
     models: FakeModelServer, registry: ProviderRegistry, ref: str
 ) -> None:
-    models.on(reply=Fault.truncated())
+    # Cut before `points`: what is whole does not validate (what does is kept:
+    # tests/unit/providers/test_runaway_answers.py).
+    models.on(reply=Fault.truncated('{"verdict": "APPROVE", "score": 7, "poi'))
     with pytest.raises(InvalidOutput, match="max-tokens"):
         await registry.get(ref).call(structured_call())
 

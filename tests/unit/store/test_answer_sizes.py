@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.engine import URL
 
+from bot.council import prompts
 from bot.council.advisory import Advisory
 from bot.council.board import BoardConfig
 from bot.council.budget import Budget, CapReached, InMemoryBudget, Reservation
@@ -171,7 +172,8 @@ async def test_the_last_call_is_sent_only_what_the_pull_request_cap_has_room_for
         await deliberate(registry, InMemoryLedger(), "probe", probe, seen)
         held = next(r for r in probe.reservations if r.label.startswith("synthesize/"))
         asked = next(c for c in models.calls if c.request.output_name == SYNTHESIS)
-        assert asked.request.max_tokens == 8192  # no cap: the full limit
+        # No cap: the synthesis's own output budget (under the request's 8,192).
+        assert asked.request.max_tokens == prompts.SYNTH_TOOL.output_tokens(8192)
         assert probe.charged_before_synthesis is not None
         chair = registry.capabilities_of(f"{asked.api}:{asked.model}")
         room = ROOM_TOKENS * chair.output_price / 1e6
