@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from bot import tokens
-from bot.providers import preflight
+from bot.providers import preflight, window
 from bot.providers.negotiation import PROCESS_MODES
 from tests.support.github_server import FakeGitHub, run_fake_github
 from tests.support.model_server import FakeModelServer, run_fake_model_server
@@ -35,6 +35,7 @@ def models(fake_models: FakeModelServer) -> FakeModelServer:
     fake_models.reset()
     PROCESS_MODES.forget()
     preflight.forget()
+    window.forget()
     return fake_models
 
 

@@ -17,6 +17,8 @@ from bot.capabilities import Family, ModelCapabilities, StructuredMode
 
 __all__ = [
     "BUILTIN_CAPABILITIES",
+    "LOCAL_CONTEXT_WINDOW",
+    "UNKNOWN_CONTEXT_WINDOW",
     "CapabilityTable",
     "Family",
     "ModelCapabilities",
@@ -119,13 +121,20 @@ BUILTIN_CAPABILITIES: tuple[ModelCapabilities, ...] = (
 )
 
 
+# The window assumed for a model the table does not know, where its server says nothing of
+# it (bot/providers/window.py asks the server first): on a local server a conservative one
+# (llama.cpp and Ollama run small windows by default), elsewhere a common one.
+LOCAL_CONTEXT_WINDOW = 8192
+UNKNOWN_CONTEXT_WINDOW = 32_000
+
+
 def _unknown(family: Family, model: str, *, local: bool) -> ModelCapabilities:
     """Safe defaults for a model the table does not know: priced 0, and marked free (a local
-    server) or unknown."""
+    server) or unknown; the window `LOCAL_CONTEXT_WINDOW` on a local server."""
     return ModelCapabilities(
         family=family,
         match=model,
-        context_window=32_000,
+        context_window=LOCAL_CONTEXT_WINDOW if local else UNKNOWN_CONTEXT_WINDOW,
         max_output_tokens=8192,
         accepts_temperature=True,
         max_tokens_param="max_tokens",

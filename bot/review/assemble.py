@@ -18,6 +18,8 @@ from bot.council.protocols import BOARD_SIZE
 from bot.council.protocols import protocol as protocol_spec
 from bot.council.scope import ReviewScope
 from bot.council.scoring import ReviewSignals, review_task_type
+from bot.providers import ProviderRegistry
+from bot.providers.window import discover
 from bot.review.inputs import context_budget, council_inputs, review_topic
 from bot.review.rereview import FindingTracking
 from bot.review.setup import RepoSetup
@@ -132,7 +134,7 @@ async def prepare_review(
         raise ReviewError(str(error)) from None
     models = list(options.models or config.models or available)
     wanted = config.context_max_tokens if options.budget_tokens is None else options.budget_tokens
-    budget = _budget(settings, models, wanted)
+    budget = await _budget(settings, models, wanted)
     gathered = await source.gather(budget, config.ignore_paths)
     topic = review_topic(options.question)
     sections, signals, omitted = council_inputs(gathered.built, topic)
@@ -165,9 +167,12 @@ async def prepare_review(
     )
 
 
-def _budget(settings: Settings, models: list[str], wanted: int) -> int:
+async def _budget(settings: Settings, models: list[str], wanted: int) -> int:
+    """The context budget, from the windows the seated models' servers say (asked first,
+    briefly: a server that says nothing gets the default)."""
     if wanted < 1:
         raise ReviewError(f"the context budget must be a positive number of tokens, not {wanted}")
+    await discover(ProviderRegistry(settings), models)
     return context_budget(settings, models, wanted)
 
 

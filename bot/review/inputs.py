@@ -14,6 +14,7 @@ from bot.council.prompts import ContextSection, render_context
 from bot.council.scoring import ReviewSignals
 from bot.council.words import REVIEW_QUESTION_WORDS as _STOP
 from bot.providers import ProviderRegistry
+from bot.providers.window import window_of
 from bot.settings import Settings
 
 __all__ = [
@@ -113,10 +114,12 @@ def seats_context(built: BuiltContext) -> str:
 def context_budget(settings: Settings, models: list[str], wanted: int | None = None) -> int:
     """`wanted` (default: the operator's COUNCIL_CONTEXT_TOKENS), capped to half the smallest
     window among the seated models: the other half is for rules, transcript and the answer.
+    A window is the one its server said (`bot.providers.window.discover`, which a review
+    runs first), the endpoint's setting, the table's, or the default for an unknown model.
     The context builder keeps the estimator's margin inside this budget."""
     budget = settings.context_tokens if wanted is None else wanted
     if not models:
         return budget
-    registry = ProviderRegistry(settings)  # an endpoint may say its model's window
-    windows = [registry.capabilities_of(model).context_window for model in models]
+    registry = ProviderRegistry(settings)  # builds no client: no SDK is imported
+    windows = [window_of(registry, model).tokens for model in models]
     return min(budget, int(min(windows) * 0.5))

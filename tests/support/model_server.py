@@ -29,7 +29,8 @@ codes and bodies (the SDK exception and message follow from them):
   CreateChatCompletionRequest...", "type": "internal_server_error", ...}}`); honours
   `{"type": "json_object", "schema": {...}}` (the content is JSON valid for the schema) and
   plain json_object. An unknown model name is served by its default model (no 404). A
-  stream carries no usage chunk, whatever `stream_options` asks.
+  stream carries no usage chunk, whatever `stream_options` asks; it begins with its first
+  token and is interrupted for a waiting request (see "A client that hangs up" below).
 - "lm-studio": honours json_schema; json_object (with or without a schema) is a 400 with
   `{"error": "'response_format.type' must be 'json_schema'"}`, a plain string: openai 3.x
   then raises BadRequestError whose `.message` is only "Error code: 400" and whose `.body`
@@ -40,9 +41,37 @@ codes and bodies (the SDK exception and message follow from them):
   not supported by this server" (param response_format); plain text works.
 - "prose": accepts and ignores response_format and tools, and answers as message text: a
   sentence, the structured answer in a ```json fenced block, a sentence (`in_prose`).
+- "llama-server" (llama.cpp's own C++ server): honours json_schema, json_object and tools;
+  GET /props says its window (below).
+- "vllm": honours json_schema, json_object and tools; GET /v1/models gives each model its
+  `max_model_len` (below).
 
 Kinds shape the OpenAI-compatible endpoint only; /v1/messages stays Anthropic's. Faults a
 rule scripts keep each API's usual error shape on every kind.
+
+Context windows: `models.context_window(n, model="*", trained=None)` gives a model a window
+of `n` tokens on /v1/chat/completions (None: none). A request whose prompt is longer (the
+fake's own count, `models.prompt_tokens(request)`, as its usage reports it: messages, tools
+and response_format) is a 400 in the kind's shape: llama-cpp-python's own, from its
+errors.py (`{"error": {"message":
+"This model's maximum context length is N tokens. However, you requested P+M tokens (P in
+the messages, M in the completion). Please reduce the length of the messages or completion.",
+"type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}`,
+M the request's max_tokens, "None" when it has none; refused from P >= N on, as it does);
+llama-server's (`{"error": {"code": 400, "message": "request (P tokens) exceeds the
+available context size (N tokens), try increasing it", "type": "exceed_context_size_error",
+"n_prompt_tokens": P, "n_ctx": N}}`); OpenAI's own on every other kind ("...maximum context
+length is N tokens. However, your messages resulted in P tokens...", code
+context_length_exceeded). A prompt that fits gets at most the window's rest as output,
+silently (the answer is cut there: finish_reason "length"). What each server says of its
+window: the "llama-server" kind answers GET /props with `{"default_generation_settings":
+{"n_ctx": N, ...}, "total_slots": 1, ...}` (N: the window of a model of that kind, else
+`LLAMA_SERVER_N_CTX`; a 404 when no model is of that kind); the "ollama" kind answers POST
+/api/show `{"model": name}` with `parameters` holding `num_ctx N` when the model has a
+window and `model_info["llama.context_length"]` = `trained` (default
+`OLLAMA_TRAINED_CONTEXT`; a 404 `{"error": ...}` for a model of another kind or not
+served); the "vllm" kind's /v1/models entries carry `max_model_len` (the window, else
+`VLLM_MAX_MODEL_LEN`). Ollama's native /api/chat and /v1/messages have no window.
 
 Ollama's native API, POST /api/chat (recorded with api "ollama"; rules, latency, faults and
 serving limits apply; no key needed): `{"model", "messages", "format": <schema> | "json",
@@ -63,6 +92,16 @@ model at once; the rest wait FIFO, and their scripted latency starts when their 
 (`RecordedCall.queued_s`). llama-cpp-python and Ollama (its /v1 kind and /api/chat) default
 to one at a time, everything else is unlimited. A client that leaves while queued leaves the
 queue (status 499). `peak_in_flight(model="*")`, `in_flight()` and `queued()` report it.
+
+A client that hangs up while served (status 499), as llama-cpp-python's server (0.3.x) has it,
+one model behind one lock: a non-streamed request is generated to its end all the same (no
+disconnect check), so it keeps its slot, and the requests queued behind it wait, until its
+scripted latency is over (`ended_at` is then); a streamed one ends at the hang-up and frees
+its slot (`ended_at` is then). On the "llama-cpp-python" kind a stream's response (its
+headers) begins only with its first token (`first_token_s`: its prompt evaluated), and a
+stream is interrupted as its `interrupt_requests` (default on) does: after each chunk, if
+another request waits for the model's slot, `data: [DONE]` ends it without a finish_reason
+(`RecordedCall.interrupted`; status 200).
 
 Model lists: `models.served_models` (None: lists none and serves any model). GET /v1/models
 answers in Anthropic's shape when the request has an `anthropic-version` header, else in
@@ -101,7 +140,7 @@ from tests.support.serving import ServerThread
 Api: TypeAlias = Literal["anthropic", "openai", "ollama"]
 # How the OpenAI-compatible endpoint (and the limits of a model) behave: see the module doc.
 ServerKind: TypeAlias = Literal[
-    "openai", "llama-cpp-python", "lm-studio", "ollama", "no-tools", "prose"
+    "openai", "llama-cpp-python", "lm-studio", "ollama", "no-tools", "prose", "llama-server", "vllm"
 ]
 SERVER_KINDS: tuple[ServerKind, ...] = get_args(ServerKind)
 ErrorKind: TypeAlias = Literal[
@@ -268,6 +307,9 @@ class FakeRequest:
     output_via_tool: bool = False
     # The kind serving an OpenAI-compatible or Ollama native request; None for Anthropic.
     server_kind: ServerKind | None = None
+    # The most output the model's window leaves after the prompt (max_tokens included);
+    # None: no window (see `FakeModelServer.context_window`).
+    output_limit: int | None = None
 
     @property
     def text(self) -> str:
@@ -388,6 +430,9 @@ class RecordedCall:
     reply: Reply | FaultReply | None = None  # what the rules chose (None: refused before)
     # Time spent waiting for a serving slot (see `max_parallel`); scripted latency starts after.
     queued_s: float = 0.0
+    # A stream the server ended early, `[DONE]` without a finish_reason, because another
+    # request was waiting for the model (llama-cpp-python's interrupt_requests).
+    interrupted: bool = False
 
     @property
     def done(self) -> bool:
@@ -787,8 +832,8 @@ def _compose(request: FakeRequest, reply: Reply, fallback: Reply) -> _Answer:
     output_tokens = reply.output_tokens
     if output_tokens is None:
         output_tokens = len(payload) // 4 + 1
-    # Ollama's options.num_predict cuts the generation off.
-    limit = request.max_tokens if request.api == "ollama" else None
+    # Ollama's options.num_predict cuts the generation off; so does a window's end.
+    limit = request.max_tokens if request.api == "ollama" else request.output_limit
     if tool is None and isinstance(limit, int) and 0 < limit < output_tokens:
         payload, stop, output_tokens, truncated = payload[: limit * 4], "max_tokens", limit, True
     tool_input: Json | None = None
@@ -1496,6 +1541,8 @@ _OWNED_BY: dict[ServerKind, str] = {
     "ollama": "library",
     "no-tools": "library",
     "prose": "organization_owner",
+    "llama-server": "llamacpp",
+    "vllm": "vllm",
 }
 MODELS_CREATED = 1735689600  # 2025-01-01T00:00:00Z, the date every listed model carries
 MODELS_CREATED_AT = "2025-01-01T00:00:00Z"
@@ -1529,18 +1576,101 @@ def _anthropic_model_list(models: list[str]) -> Json:
     }
 
 
-def _openai_model_list(models: list[str], kind_of: Callable[[str], ServerKind]) -> Json:
+def _openai_model_list(
+    models: list[str],
+    kind_of: Callable[[str], ServerKind],
+    window_of: Callable[[str], int | None] = lambda _: None,
+) -> Json:
+    data: list[Json] = []
+    for name in models:
+        entry: Json = {
+            "id": name,
+            "object": "model",
+            "created": MODELS_CREATED,
+            "owned_by": _OWNED_BY[kind_of(name)],
+        }
+        if kind_of(name) == "vllm":
+            length = window_of(name) or VLLM_MAX_MODEL_LEN
+            entry.update(root=name, parent=None, max_model_len=length)
+        data.append(entry)
+    return {"object": "list", "data": data}
+
+
+# --------------------------------------------------------------------------------------------
+# Context windows (see `FakeModelServer.context_window`)
+# --------------------------------------------------------------------------------------------
+
+# What the servers say of a window where the test set none.
+LLAMA_SERVER_N_CTX = 4096
+VLLM_MAX_MODEL_LEN = 32_768
+OLLAMA_TRAINED_CONTEXT = 131_072
+
+
+def _too_long(kind: ServerKind | None, window: int, prompt: int, max_tokens: object) -> _ApiError:
+    """The refusal of a prompt of `prompt` tokens by a server of `kind` with `window`."""
+    if kind == "llama-cpp-python":
+        asked = prompt + (max_tokens if isinstance(max_tokens, int) else 0)
+        message = (
+            f"This model's maximum context length is {window} tokens. However, you requested "
+            f"{asked} tokens ({prompt} in the messages, {max_tokens} in the completion). "
+            "Please reduce the length of the messages or completion."
+        )
+        body = _openai_error_body(message, "invalid_request_error", "messages")
+        body["error"]["code"] = "context_length_exceeded"
+        return _ApiError(400, "invalid_request", message, body=body)
+    if kind == "llama-server":
+        message = (
+            f"request ({prompt} tokens) exceeds the available context size ({window} tokens), "
+            "try increasing it"
+        )
+        error = {"code": 400, "message": message, "type": "exceed_context_size_error"}
+        body = {"error": {**error, "n_prompt_tokens": prompt, "n_ctx": window}}
+        return _ApiError(400, "invalid_request", message, body=body)
+    message = (
+        f"This model's maximum context length is {window} tokens. However, your messages "
+        f"resulted in {prompt} tokens. Please reduce the length of the messages."
+    )
+    body = _openai_error_body(message, "invalid_request_error", "messages")
+    body["error"]["code"] = "context_length_exceeded"
+    return _ApiError(400, "invalid_request", message, body=body)
+
+
+def _llama_server_props(n_ctx: int) -> Json:
+    """GET /props as llama-server answers it (tools/server/README.md), trimmed."""
     return {
-        "object": "list",
-        "data": [
-            {
-                "id": name,
-                "object": "model",
-                "created": MODELS_CREATED,
-                "owned_by": _OWNED_BY[kind_of(name)],
-            }
-            for name in models
-        ],
+        "default_generation_settings": {
+            "id": 0,
+            "id_task": -1,
+            "n_ctx": n_ctx,
+            "speculative": False,
+            "is_processing": False,
+            "params": {"n_predict": -1, "temperature": 0.8, "top_k": 40, "top_p": 0.95},
+        },
+        "total_slots": 1,
+        "model_path": "models/model.gguf",
+        "chat_template": "{{ messages }}",
+        "build_info": "b0-fake",
+    }
+
+
+def _ollama_show(name: str, window: int | None, trained: int) -> Json:
+    """POST /api/show as Ollama answers it for a llama-architecture model, trimmed."""
+    parameters = 'stop                           "<|eot_id|>"'
+    if window is not None:
+        parameters = f"num_ctx                        {window}\n{parameters}"
+    return {
+        "modelfile": f"FROM {_ollama_name(name)}\n",
+        "parameters": parameters,
+        "template": "{{ .Prompt }}",
+        "details": {"format": "gguf", "family": "llama", "parameter_size": "8.0B"},
+        "model_info": {
+            "general.architecture": "llama",
+            "general.parameter_count": 8_030_261_248,
+            "llama.context_length": trained,
+            "llama.embedding_length": 4096,
+        },
+        "capabilities": ["completion", "tools"],
+        "modified_at": MODELS_CREATED_AT,
     }
 
 
@@ -1805,6 +1935,10 @@ class FakeModelServer:
         # Served by GET /api/tags (when `served_models` is None), so the fake also passes
         # for a local Ollama.
         self.ollama_models: list[str] = []
+        # Context windows and the models' own (trained) lengths by model name ("*": every
+        # other model); see `context_window`.
+        self.windows: dict[str, int | None] = {}
+        self.trained: dict[str, int] = {}
         self.app = self._build_app()
 
     # -- scripting ---------------------------------------------------------------------------
@@ -1840,6 +1974,27 @@ class FakeModelServer:
             raise ValueError(f"unknown server kind {kind!r}; one of {', '.join(SERVER_KINDS)}")
         with self._lock:
             self.kinds[model] = kind
+
+    def context_window(
+        self, n: int | None, model: str = "*", *, trained: int | None = None
+    ) -> None:
+        """Give `model` ("*": every model not named) a window of `n` tokens (None: none),
+        and, for Ollama's /api/show, its own context length `trained`; see the module doc."""
+        if n is not None and n < 1:
+            raise ValueError("a window is at least 1 token (None: no window)")
+        with self._lock:
+            self.windows[model] = n
+            if trained is not None:
+                self.trained[model] = trained
+
+    def window_of(self, model: str) -> int | None:
+        """The window `model` has (None: none)."""
+        return self.windows.get(model, self.windows.get("*"))
+
+    def prompt_tokens(self, request: FakeRequest) -> int:
+        """The prompt of an OpenAI-compatible request as the fake counts it against a window
+        (and in its usage): its messages, tools and response_format."""
+        return sum(piece.tokens for piece in self._openai.pieces(request.body))
 
     def kind_of(self, model: str) -> ServerKind:
         """The kind serving `model` on the OpenAI-compatible endpoint."""
@@ -1896,6 +2051,8 @@ class FakeModelServer:
             self.lists_models = True
             self._admission = _Admission()
             self.ollama_models = []
+            self.windows.clear()
+            self.trained.clear()
         self._release_hangs()
 
     @property
@@ -1987,6 +2144,26 @@ class FakeModelServer:
             names = self.served_models if self.served_models is not None else self.ollama_models
             return JSONResponse({"models": [_ollama_model(name) for name in names]})
 
+        @app.get("/props")
+        async def props() -> Response:
+            with self._lock:
+                named = [m for m, kind in self.kinds.items() if kind == "llama-server"]
+            if not named:
+                error = {"code": 404, "message": "File Not Found", "type": "not_found_error"}
+                return JSONResponse({"error": error}, status_code=404)
+            return JSONResponse(_llama_server_props(self.window_of(named[0]) or LLAMA_SERVER_N_CTX))
+
+        @app.post("/api/show")
+        async def ollama_show(request: Request) -> Response:
+            body = _dict(json.loads(await request.body() or b"{}"))
+            name = str(body.get("model") or body.get("name") or "")
+            served = self.served_models
+            known = served is None or _ollama_name(name) in {_ollama_name(m) for m in served}
+            if self.kind_of(name) != "ollama" or not known:
+                return JSONResponse({"error": f"model '{name}' not found"}, status_code=404)
+            trained = self.trained.get(name, self.trained.get("*", OLLAMA_TRAINED_CONTEXT))
+            return JSONResponse(_ollama_show(name, self.window_of(name), trained))
+
         @app.get("/health")
         async def health() -> Response:
             return JSONResponse({"ok": True})
@@ -2010,7 +2187,8 @@ class FakeModelServer:
         problem = _openai_auth(headers)
         if problem is not None:
             return self._openai.error(problem)
-        return JSONResponse(_openai_model_list(served, self.kind_of), headers=_id_header("openai"))
+        listed = _openai_model_list(served, self.kind_of, self.window_of)
+        return JSONResponse(listed, headers=_id_header("openai"))
 
     def _record(self, api: Api, request: FakeRequest, raw: bytes, started: float) -> RecordedCall:
         key = hashlib.sha256(api.encode() + b"\x00" + raw).hexdigest()
@@ -2044,7 +2222,23 @@ class FakeModelServer:
         if problem is None and isinstance(dialect, _OpenAI):
             problem = dialect.check_strict(body) if kind == "openai" else None
             problem = problem or (_kind_refusal(kind, body) if kind else None)
+            problem = problem or self._window_refusal(request, body)
         return problem
+
+    def _window_refusal(self, request: FakeRequest, body: Json) -> _ApiError | None:
+        """A prompt longer than the model's window is refused; one that fits may answer
+        with what the window leaves (`FakeRequest.output_limit`)."""
+        window = self.window_of(request.model)
+        if window is None:
+            return None
+        prompt = self.prompt_tokens(request)
+        kind = request.server_kind
+        if prompt >= window if kind == "llama-cpp-python" else prompt > window:
+            return _too_long(kind, window, prompt, body.get("max_tokens"))
+        asked = request.max_tokens
+        room = window - prompt
+        request.output_limit = min(asked, room) if isinstance(asked, int) and asked > 0 else room
+        return None
 
     async def _handle(self, api: Api, http: Request) -> Response:
         started = time.monotonic()
@@ -2081,8 +2275,8 @@ class FakeModelServer:
 
             def close() -> None:
                 slot.release()
-                if not call.done:
-                    call.ended_at = time.monotonic()
+                if not call.done:  # its client left before the end
+                    call.status, call.ended_at = 499, time.monotonic()
 
             response.on_close = close
         else:
@@ -2137,7 +2331,7 @@ class FakeModelServer:
         call.reply = reply
         if isinstance(reply, FaultReply):
             return await self._fault(call, dialect, reply, http)
-        return await self._answer(call, dialect, reply)
+        return await self._answer(call, dialect, reply, http)
 
     def _finish_error(self, call: RecordedCall, dialect: _Dialect, err: _ApiError) -> Response:
         call.status = 503 if dialect.api != "anthropic" and err.status == 529 else err.status
@@ -2179,7 +2373,9 @@ class FakeModelServer:
                 entry.readable = True
             call.began_at = time.monotonic()
 
-    async def _answer(self, call: RecordedCall, dialect: _Dialect, reply: Reply) -> Response:
+    async def _answer(
+        self, call: RecordedCall, dialect: _Dialect, reply: Reply, http: Request
+    ) -> Response:
         request = call.request
         answer = _compose(request, reply, self._default_content(request, reply))
         with self._lock:
@@ -2189,26 +2385,38 @@ class FakeModelServer:
         served_at = call.started_at + call.queued_s  # scripted time starts with service
         begin_at = served_at + first
         end_at = served_at + max(reply.latency_s, first)
+        llama = request.api == "openai" and self.kind_of(request.model) == "llama-cpp-python"
         if request.stream:
             plan = dialect.stream(request, answer, cache)
-            if plan.usage is not None and self.kind_of(request.model) == "llama-cpp-python":
+            if plan.usage is not None and llama:
                 # llama-cpp-python's server sends no usage chunk, whatever stream_options say.
                 tail = [t for t in plan.tail if '"usage": {' not in t and '"usage":{' not in t]
                 plan = _StreamPlan(plan.head, plan.deltas, tail, None)
             call.status, call.usage = 200, plan.usage
+            if llama:  # its response begins with the first token, whoever is still there
+                await _sleep_until(begin_at)
             sse = dialect.stream_media == "text/event-stream"
+            waiting = functools.partial(self._someone_waits, request.model) if llama else None
             return _GuardedStream(
-                self._stream(call, plan, begin_at, end_at, cache.pending),
+                self._stream(call, plan, (begin_at, end_at), cache.pending, waiting),
                 media_type=dialect.stream_media,
                 headers={"cache-control": "no-cache"} if sse else None,
             )
         body = dialect.render(request, answer, cache)
         await _sleep_until(begin_at)
         self._begin(call, cache.pending)
-        await _sleep_until(end_at)
+        await _sleep_until(end_at)  # to its end, whether its client is still there or not
+        if await http.is_disconnected():  # an orphan: it held its slot all the same
+            call.status, call.ended_at = 499, time.monotonic()
+            return Response(status_code=499)
         usage = body["usage"] if "usage" in body else dialect.usage(answer, cache)
         call.status, call.usage, call.ended_at = 200, usage, time.monotonic()
         return JSONResponse(body, headers=_id_header(dialect.api))
+
+    def _someone_waits(self, model: str) -> bool:
+        """Another request waits for a serving slot of `model`."""
+        gate = self._admission.gates.get(model)
+        return gate is not None and any(not w.done() for w in gate.waiting)
 
     def _default_content(self, request: FakeRequest, reply: Reply) -> Reply:
         if reply.json is not None or reply.text is not None:
@@ -2221,22 +2429,31 @@ class FakeModelServer:
         self,
         call: RecordedCall,
         plan: _StreamPlan,
-        begin_at: float,
-        end_at: float,
+        times: tuple[float, float],
         pending: list[_CacheEntry],
+        waiting: Callable[[], bool] | None = None,
     ) -> AsyncIterator[bytes]:
+        """The stream's chunks from `times[0]` (the first) to `times[1]` (the tail). With
+        `waiting` (llama-cpp-python), checked after each chunk as its server does, it ends
+        early, `[DONE]` without a finish_reason, when another request waits."""
+        begin_at, end_at = times
+        count = max(len(plan.deltas), 1)
         try:
-            await _sleep_until(begin_at)
-            self._begin(call, pending)
-            yield "".join(plan.head).encode()
-            count = len(plan.deltas)
-            for i, part in enumerate(plan.deltas, start=1):
+            for i, part in enumerate(["".join(plan.head), *plan.deltas]):
                 await _sleep_until(begin_at + (end_at - begin_at) * i / count)
+                if i == 0:
+                    self._begin(call, pending)
                 yield part.encode()
+                if waiting is not None and waiting():
+                    call.interrupted, call.ended_at = True, time.monotonic()
+                    yield _sse("[DONE]").encode()
+                    return
             await _sleep_until(end_at)
+            call.ended_at = time.monotonic()  # all sent but the tail: complete
             yield "".join(plan.tail).encode()
         finally:
-            call.ended_at = time.monotonic()
+            if not call.done:  # its client left before the end
+                call.status, call.ended_at = 499, time.monotonic()
 
 
 def _ollama_model(name: str) -> Json:

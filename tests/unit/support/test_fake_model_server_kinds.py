@@ -767,6 +767,6 @@ def served_models(models: FakeModelServer) -> list[str] | None:
 
 
 def test_behave_as_refuses_an_unknown_kind(models: FakeModelServer) -> None:
-    with pytest.raises(ValueError, match="unknown server kind 'vllm'"):
-        models.behave_as("vllm")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown server kind 'tgi'"):
+        models.behave_as("tgi")  # type: ignore[arg-type]
     assert models.kinds == {}
