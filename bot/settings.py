@@ -8,10 +8,11 @@ conventional `REDIS_URL` and `DATABASE_URL`.
 from __future__ import annotations
 
 import json
+import math
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -48,6 +49,44 @@ class EndpointConfig(BaseModel):
     # The served model's limits, where the capability table cannot know them.
     context_window: int | None = Field(default=None, gt=0)
     max_output_tokens: int | None = Field(default=None, gt=0)
+    # The server's speed, tokens per second of prompt evaluation and of generation, as
+    # `council models check` measured it (it prints the entry to paste). With both set a
+    # call's deadline follows them where that is longer than COUNCIL_CALL_DEADLINE_S (and the
+    # App's job timeout covers it); a local server without them is measured once per process.
+    prompt_tokens_per_s: float | None = Field(default=None, gt=0)
+    output_tokens_per_s: float | None = Field(default=None, gt=0)
+    # Seconds for one call to this endpoint, the SDK's retries included: wins over the speeds,
+    # COUNCIL_CALL_DEADLINE_S and the deadline a call asks for.
+    call_deadline_s: float | None = Field(default=None, gt=0)
+
+    # A deadline from speeds: SPEED_MARGIN x (prompt tokens / prompt speed + the call's
+    # max_tokens / output speed) + SPEED_OVERHEAD_S (connecting, a model loading, the SDK's
+    # backoff), never under SPEED_FLOOR_S. The margin covers a server slower than measured
+    # (a longer prompt evaluates slower; another process on the machine).
+    SPEED_MARGIN: ClassVar[float] = 1.5
+    SPEED_OVERHEAD_S: ClassVar[float] = 30.0
+    SPEED_FLOOR_S: ClassVar[float] = 30.0
+
+    @classmethod
+    def speed_deadline_s(
+        cls, prompt_per_s: float, output_per_s: float, prompt_tokens: int, output_tokens: int
+    ) -> float:
+        """Whole seconds for a call of that size at those speeds (tokens per second)."""
+        work = prompt_tokens / prompt_per_s + output_tokens / output_per_s
+        return float(
+            max(math.ceil(cls.SPEED_MARGIN * work + cls.SPEED_OVERHEAD_S), cls.SPEED_FLOOR_S)
+        )
+
+    def own_deadline_s(self, prompt_tokens: int, output_tokens: int) -> float | None:
+        """This endpoint's own deadline for a call of that size: `call_deadline_s`, else one
+        from its speeds; None when it sets neither."""
+        if self.call_deadline_s is not None:
+            return self.call_deadline_s
+        if self.prompt_tokens_per_s is None or self.output_tokens_per_s is None:
+            return None
+        return self.speed_deadline_s(
+            self.prompt_tokens_per_s, self.output_tokens_per_s, prompt_tokens, output_tokens
+        )
 
     def slots(self, default: int) -> int:
         """Calls in flight at once: `concurrency`, else 1 for a local server, else `default`
@@ -389,3 +428,26 @@ def _state_dir() -> Path:
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     return Settings()
+
+
+# The largest call a job plans for on an endpoint that sets its speed: a prompt of the
+# context budget and this much more (rules, a brief, the transcript, a schema), or the
+# endpoint's whole window where it says one; an answer of the deliberation's max_tokens
+# (bot/council/engine.py DeliberationRequest.max_tokens), or the endpoint's output limit.
+CALL_PROMPT_ALLOWANCE = 8_000
+CALL_OUTPUT_TOKENS = 8_192
+
+
+def call_deadline_s(settings: Settings) -> float:
+    """The longest deadline a call may get: COUNCIL_CALL_DEADLINE_S, or an endpoint's own
+    (its `call_deadline_s`, or the one its `prompt_tokens_per_s` and `output_tokens_per_s`
+    give the largest call; bot/providers/speed.py), where longer. A speed measured by a
+    worker's preflight is not known here: `council models check` prints the entry to set."""
+    longest = settings.call_deadline_s
+    for endpoint in settings.endpoints.values():
+        prompt = endpoint.context_window or settings.context_tokens + CALL_PROMPT_ALLOWANCE
+        output = min(CALL_OUTPUT_TOKENS, endpoint.max_output_tokens or CALL_OUTPUT_TOKENS)
+        own = endpoint.own_deadline_s(prompt, output)
+        if own is not None and own > longest:
+            longest = own
+    return longest

@@ -1,5 +1,6 @@
 """`council models check`: one tiny structured call per configured model, and what a
-seat call to each reserves against the cost caps."""
+seat call to each reserves against the cost caps; for a local server, its speed, what a seat
+call takes there and the deadline it gets."""
 
 from __future__ import annotations
 
@@ -33,7 +34,9 @@ def check(
 ) -> None:
     """Make one tiny structured call to each model and report what worked, and what a
     seat call to it reserves against the cost caps (the p95 of its recent answers, or the
-    worst case for a model never seen)."""
+    worst case for a model never seen). A model on a local server is timed too: its prompt
+    and output tokens per second, what a seat call takes there, the deadline it gets, and
+    the COUNCIL_ENDPOINTS entry that sets the speed."""
     # Imported here, not at the top: `council --help` loads this module too.
     from bot.logs import configure_logging
     from bot.review.modelcheck import check_models
@@ -68,6 +71,7 @@ def print_table(results: list[CheckResult], console: Console) -> None:
         "output",
         "price",
         "reserves",
+        "speed (tokens/s)",
         "error",
     )
     for column in columns:
@@ -82,9 +86,53 @@ def print_table(results: list[CheckResult], console: Console) -> None:
             f"{r.max_output_tokens:,}" if r.max_output_tokens else "-",
             _price(r),
             _reserves(r),
+            _speed(r),
             r.error or "",
         )
     console.print(table)
+    for r in results:
+        for line in seat_call_lines(r):
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def _speed(result: CheckResult) -> str:
+    """ "prompt 62.3, output 5.1" (measured now), "-" where not measured."""
+    if result.prompt_tokens_per_s is None or result.output_tokens_per_s is None:
+        return "-" if result.speed_error is None else "not measured"
+    return f"prompt {_rate(result.prompt_tokens_per_s)}, output {_rate(result.output_tokens_per_s)}"
+
+
+def _about(result: CheckResult) -> str:
+    """An answer of the whole output limit is the longest a call can take."""
+    return "up to" if result.seat_answer_tokens == result.seat_max_tokens else "about"
+
+
+def _rate(value: float) -> str:
+    """62.3, 5.1, 1234."""
+    return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def seat_call_lines(result: CheckResult) -> list[str]:
+    """What a typical seat call to a local model takes and the deadline it gets, the entry
+    that sets the speed, and the warnings; nothing for a model whose speed is not known."""
+    lines: list[str] = []
+    if result.speed_error is not None:
+        lines.append(f"{result.model}: speed {result.speed_error}")
+    if result.seat_call_s is None or result.seat_prompt_tokens is None:
+        return lines
+    context = result.seat_context_tokens or 0
+    lines.append(
+        f"{result.model}: a seat call ({result.seat_prompt_tokens:,} prompt tokens: the "
+        f"{context:,}-token context budget and {result.seat_prompt_tokens - context:,} of "
+        f"rules, brief and schema; a {result.seat_answer_tokens or 0:,}-token answer, "
+        f"{result.seat_answer_basis}) takes {_about(result)} {result.seat_call_s:,.0f} s; it "
+        f"gets {result.seat_deadline}."
+    )
+    if result.endpoint_entry is not None:
+        entry = json.dumps(result.endpoint_entry)[1:-1]
+        lines.append(f"  its entry in COUNCIL_ENDPOINTS, with the speed measured: {entry}")
+    lines += [f"  warning: {w}" for w in result.warnings]
+    return lines
 
 
 def _reserves(result: CheckResult) -> str:

@@ -11,7 +11,7 @@ from bot.queue.limits import redis_limiter
 from bot.queue.modes import RedisModes
 from bot.queue.state import JobState
 from bot.review import Catalog, ProviderRegistry, load_catalog
-from bot.settings import Settings
+from bot.settings import Settings, call_deadline_s
 from bot.store.db import Database
 
 
@@ -33,7 +33,7 @@ class WorkerDeps:
         db = Database(settings.database_url)
         await db.connect()
         limiter = redis_limiter(
-            redis, lease_s=settings.call_deadline_s + 30, prefix=f"{settings.key_prefix}:"
+            redis, lease_s=call_deadline_s(settings) + 30, prefix=f"{settings.key_prefix}:"
         )
         return cls(
             settings=settings,

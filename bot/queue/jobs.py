@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from bot.council.protocols import longest_deliberation
-from bot.settings import Settings
+from bot.settings import Settings, call_deadline_s
 
 
 class JobFunction(StrEnum):
@@ -104,15 +104,15 @@ GITHUB_BUDGET_S = 300
 def job_timeout_s(settings: Settings) -> int:
     """The job timeout: the longest deliberation any protocol plans (`planned_calls` at its
     largest, every discussion round, the chair voting), each call with its re-asks at the
-    call deadline, the seats' calls of a phase queueing for the narrowest endpoint (a local
-    server takes one at a time, and a call's deadline starts when its turn comes); plus the
-    GitHub work."""
+    longest call deadline (`call_deadline_s`), the seats' calls of a phase queueing for the
+    narrowest endpoint (a local server takes one at a time, and a call's deadline starts
+    when its turn comes); plus the GitHub work."""
     if settings.job_timeout_s is not None:
         return settings.job_timeout_s
     _, turns = longest_deliberation(
         models=len(settings.models), concurrency=narrowest_concurrency(settings)
     )
-    return int(turns * settings.call_deadline_s + GITHUB_BUDGET_S)
+    return int(turns * call_deadline_s(settings) + GITHUB_BUDGET_S)
 
 
 def narrowest_concurrency(settings: Settings) -> int:

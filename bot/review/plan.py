@@ -16,7 +16,7 @@ from bot.council.seats import Seat
 from bot.providers import ModelCapabilities, ProviderError, ProviderRegistry, cost_usd
 from bot.review.assemble import PreparedReview
 from bot.review.debate_plan import DebatePlan, plan_debate
-from bot.settings import Settings
+from bot.settings import Settings, call_deadline_s
 
 # What one answer costs in output tokens (a thorough assessment runs 1,750-2,400 on current
 # models), and the per-call prompt beyond the shared context (rules, transcript, persona and
@@ -122,7 +122,7 @@ def queue_times(registry: ProviderRegistry, calls: list[PlannedCall]) -> list[st
     """Where a phase's calls wait for each other: an endpoint with fewer slots than the
     phase has calls for it (a local server takes one at a time). The longest wait is what
     the deadline allows each call in turn."""
-    deadline = registry.settings.call_deadline_s
+    deadline = call_deadline_s(registry.settings)
     per_phase: dict[tuple[str, str], int] = {}
     slots_of: dict[str, int] = {}  # provider -> its slots
     for call in calls:

@@ -4,17 +4,35 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from bot.council import prompts
 from bot.store.answer_sizes import record_answer_size
 from bot.store.db import Database
-from tests.support.model_server import FakeModelServer, Fault
+from tests.support.model_server import FakeModelServer, Fault, Reply
 
 COUNCIL = str(Path(sys.executable).with_name("council"))
+# What the check says of a local server's speed and of a typical seat call (stable names).
+SPEED_FIELDS = (
+    "prompt_tokens_per_s",
+    "output_tokens_per_s",
+    "speed_error",
+    "endpoint_entry",
+    "seat_prompt_tokens",
+    "seat_context_tokens",
+    "seat_max_tokens",
+    "seat_answer_tokens",
+    "seat_answer_basis",
+    "seat_call_s",
+    "seat_deadline_s",
+    "seat_deadline",
+    "warnings",
+)
 
 
 def run_check(
@@ -69,8 +87,13 @@ def test_check_against_the_fake_reports_each_model(models: FakeModelServer, tmp_
             "reserve_output_tokens",
             "reserve_usd",
             "reserve_basis",
+            *SPEED_FIELDS,
         }
         assert r["ok"] is True and r["structured"] is True and r["error"] is None
+        # Hosted: not timed; a seat call gets COUNCIL_CALL_DEADLINE_S.
+        assert r["prompt_tokens_per_s"] is None and r["seat_call_s"] is None
+        assert r["seat_deadline"] == "the 300 s call deadline (COUNCIL_CALL_DEADLINE_S)"
+        assert r["warnings"] == [] and r["endpoint_entry"] is None
         assert r["reachable"] is True and r["price_source"] == "table"
         assert r["input_tokens"] > 0 and r["output_tokens"] > 0
     anthropic, openai = results
@@ -229,3 +252,80 @@ def test_check_still_checks_when_the_store_cannot_be_read(
     (result,) = json.loads(done.stdout)
     assert result["ok"] is True and result["reserve_usd"] is None
     assert result["reserve_basis"] == "unknown (the store could not be read)"
+
+
+PROBE_ANSWER = "Review keeps a codebase honest, one change at a time, for years. " * 8
+
+
+def test_check_times_a_local_server_and_says_what_a_seat_call_takes(
+    models: FakeModelServer, tmp_path: Path
+) -> None:
+    """The fake takes 1 s to the first chunk of the probe's answer and 1 s more for the rest:
+    the check reports those speeds, a seat call's time at them, the deadline a review gives
+    it and the entry to paste, and warns of the limits that would stop it."""
+    models.behave_as("llama-cpp-python", "qwen2.5-coder:1.5b")  # a stream without usage
+    models.on(
+        lambda r: r.label == "speed-probe",
+        reply=Reply(text=PROBE_ANSWER, first_token_s=1.0, latency_s=2.0),
+    )
+    entry = {"base_url": models.openai_url, "local": True, "context_window": 8192}
+    env = {"COUNCIL_ENDPOINTS": json.dumps({"llamacpp": entry}), "COUNCIL_CALL_DEADLINE_S": "60"}
+    done = run_check(models, tmp_path, "--json", "--models", "llamacpp:qwen2.5-coder:1.5b", **env)
+    assert done.returncode == 0, done.stderr
+    (r,) = json.loads(done.stdout)
+    (probe,) = models.calls_labelled("speed-probe")
+    assert probe.request.stream
+    prompt_tokens = models.count_tokens(probe.request.last_user_text())
+    assert r["prompt_tokens_per_s"] == pytest.approx(prompt_tokens / 1.0, rel=0.25)
+    assert r["output_tokens_per_s"] == pytest.approx(models.count_tokens(PROBE_ANSWER), rel=0.25)
+    assert r["speed_error"] is None
+
+    # A typical seat call: half the 8,192-token window of context, rules, brief and schema in;
+    # the assessment's output limit out; its time at the measured speed.
+    assert r["seat_context_tokens"] == 4096 < r["seat_prompt_tokens"] < 8192
+    assert r["seat_max_tokens"] == prompts.ASSESS_TOOL.output_tokens(8192)
+    assert r["seat_answer_tokens"] == r["seat_max_tokens"]
+    assert r["seat_answer_basis"] == "the call's max_tokens"
+    expected = (
+        r["seat_prompt_tokens"] / r["prompt_tokens_per_s"]
+        + r["seat_answer_tokens"] / r["output_tokens_per_s"]
+    )
+    assert r["seat_call_s"] == pytest.approx(expected, rel=0.01)
+    assert 60 < r["seat_call_s"] < r["seat_deadline_s"]
+    assert r["seat_deadline"].startswith(f"the {r['seat_deadline_s']:g} s deadline from the ")
+    assert "endpoint's measured speed: " in r["seat_deadline"]
+    measured = {
+        "prompt_tokens_per_s": pytest.approx(r["prompt_tokens_per_s"], rel=0.01),
+        "output_tokens_per_s": pytest.approx(r["output_tokens_per_s"], rel=0.01),
+    }
+    assert r["endpoint_entry"] == {"llamacpp": {**entry, **measured}}
+    (warning,) = r["warnings"]
+    assert "the App's job timeout counts 60 s a call (COUNCIL_CALL_DEADLINE_S)" in warning
+
+    table = run_check(models, tmp_path, "--models", "llamacpp:qwen2.5-coder:1.5b", **env)
+    assert table.returncode == 0, table.stderr
+    out = " ".join(table.stdout.split())
+    assert f"llamacpp:qwen2.5-coder:1.5b: a seat call ({r['seat_prompt_tokens']:,} prompt" in out
+    assert re.search(r"takes up to [\d,]+ s; it gets the \d+ s deadline from the endpoint", out)
+    assert 'its entry in COUNCIL_ENDPOINTS, with the speed measured: "llamacpp": {' in out
+    assert "warning: reviews measure this server" in out
+    first, again = models.calls_labelled("speed-probe")
+    assert first.request.last_user_text()[:40] != again.request.last_user_text()[:40]
+
+    # The endpoint's own deadline is too short for such a call: said, with what to change.
+    short = {"llamacpp": {**entry, "call_deadline_s": 20}}
+    done = run_check(
+        models,
+        tmp_path,
+        "--json",
+        "--models",
+        "llamacpp:qwen2.5-coder:1.5b",
+        COUNCIL_ENDPOINTS=json.dumps(short),
+    )
+    (r,) = json.loads(done.stdout)
+    assert r["seat_deadline"] == "the 20 s deadline set by the endpoint's call_deadline_s"
+    (warning,) = r["warnings"]
+    assert warning.endswith(
+        "past the 20 s deadline set by the endpoint's call_deadline_s; raise the endpoint's "
+        "call_deadline_s"
+    )
