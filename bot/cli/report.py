@@ -12,7 +12,7 @@ from rich.console import Console
 from bot.render import conclusion_for, render_comment
 from bot.render.markdown import comment_options
 from bot.render.terminal import render_advisory, render_text, summary_line
-from bot.render.usage import cost_known
+from bot.render.usage import usage_json
 from bot.review import Advisory
 from bot.review.assemble import PreparedReview
 
@@ -51,6 +51,8 @@ def advisory_json(advisory: Advisory, markdown: str, gate: str = "verdict") -> d
                 "verdict": s.assessment.verdict if s.assessment else None,
                 "score": s.assessment.score if s.assessment else None,
                 "vote": s.vote.vote if s.vote else None,
+                # Why a seat that assessed has no vote ("timed out", ...); None: it voted.
+                "vote_missing": s.vote_missing,
                 "confidence": s.vote.confidence if s.vote else None,
                 "board_score": s.score,
                 # The seat's lenses its kept assessment did not score.
@@ -78,20 +80,7 @@ def advisory_json(advisory: Advisory, markdown: str, gate: str = "verdict") -> d
         "conditions": advisory.conditions,
         # What the council says of its own record (a chair's merge group it refused, ...).
         "notes": list(advisory.notes),
-        "usage": {
-            "calls": advisory.usage.calls,
-            "input_tokens": advisory.usage.input_tokens,
-            "output_tokens": advisory.usage.output_tokens,
-            "cached_input_tokens": advisory.usage.cached_input_tokens,
-            "cache_write_tokens": advisory.usage.cache_write_tokens,
-            "reasoning_tokens": advisory.usage.reasoning_tokens,
-            "truncated": advisory.usage.truncated,
-            # What the priced calls cost; the calls of `unpriced_models` are not in it.
-            "cost_usd": round(advisory.usage.cost_usd, 6),
-            "cost_known": cost_known(advisory.usage),
-            "unpriced_models": list(advisory.usage.unpriced_models),
-            "wall_ms": advisory.usage.wall_ms,
-        },
+        "usage": usage_json(advisory.usage),
         # A debate's report: mode, cycles, committee, positions, contention, tradeoffs,
         # decision guide and confidence signals, the outside opinion (None elsewhere).
         "debate": advisory.debate.model_dump(mode="json") if advisory.debate else None,

@@ -26,6 +26,7 @@ from bot.council.scope import ReviewScope
 from bot.council.strategy_report import StrategiesReport
 
 __all__ = [
+    "NO_VOTE_STATES",
     "OUTSIDE_DIFF",
     "SEVERITY_ORDER",
     "Advisory",
@@ -43,6 +44,7 @@ __all__ = [
     "VoteCounts",
     "finding_key",
     "format_location",
+    "no_vote_text",
 ]
 
 # Most severe first; used for sorting and for "keep the highest severity".
@@ -113,13 +115,25 @@ class SeatState(StrEnum):
     ERROR = "error"
     # Still incomplete or invalid after the completeness gate's re-asks.
     INVALID = "invalid"
-    # Assessed validly, but its vote was invalid twice: counts as ABSTAIN.
+    # Assessed validly, but no vote came: the call timed out, failed, or its answer was
+    # invalid twice (`SeatReport.vote_missing` says which). Not an abstention: a vote is
+    # APPROVE or REJECT, and a seat cannot choose to abstain.
+    NO_VOTE = "no_vote"
+    # What advisories stored before "no_vote" say of the same seat (why is not recorded).
     ABSTAINED = "abstained"
     # Never called (cost limit, cancellation).
     SKIPPED = "skipped"
 
 
-_VALID_STATES = frozenset({SeatState.OK, SeatState.ABSTAINED})
+# A valid seat whose vote did not come (`no_vote_text`).
+NO_VOTE_STATES = frozenset({SeatState.NO_VOTE, SeatState.ABSTAINED})
+_VALID_STATES = frozenset({SeatState.OK, *NO_VOTE_STATES})
+
+
+def no_vote_text(reason: str | None) -> str:
+    """How a vote that did not come reads everywhere: "no vote (timed out)"; "no vote"
+    where why is not recorded (an advisory stored before it was)."""
+    return f"no vote ({reason})" if reason else "no vote"
 
 
 class _Record(BaseModel):
@@ -137,6 +151,9 @@ class SeatReport(_Record):
     error: str | None = None
     assessment: Assessment | None = None
     vote: Vote | None = None
+    # Why the vote did not come ("timed out", "invalid answer twice", "server error", ...);
+    # set with state NO_VOTE.
+    vote_missing: str | None = None
     # The board-scoring total that seated this persona; None for seats not chosen by score.
     score: float | None = None
     lenses: list[str] = Field(default_factory=list)
@@ -146,8 +163,13 @@ class SeatReport(_Record):
 
     @property
     def is_valid(self) -> bool:
-        """A seat whose assessment counts (it may still have abstained from the vote)."""
+        """A seat whose assessment counts (its vote may still not have come)."""
         return self.state in _VALID_STATES and self.assessment is not None
+
+    @property
+    def no_vote(self) -> str | None:
+        """ "no vote (timed out)" for a seat whose vote did not come; None otherwise."""
+        return no_vote_text(self.vote_missing) if self.state in NO_VOTE_STATES else None
 
 
 class MergedFinding(_Record):
@@ -216,6 +238,10 @@ class UsageSummary(_Record):
     # Models called whose price nobody knows (their cost is unknown, not free).
     unpriced_models: list[str] = Field(default_factory=list)
     wall_ms: int = 0
+    # Calls whose server reported no usage, and their tokens (in the counts above): the
+    # token estimator's count, not the server's.
+    estimated_calls: int = 0
+    estimated_tokens: int = 0
 
     @property
     def tokens(self) -> int:
@@ -240,6 +266,8 @@ class UsageSummary(_Record):
             cost_usd=self.cost_usd + other.cost_usd,
             unpriced_models=list(dict.fromkeys([*self.unpriced_models, *other.unpriced_models])),
             wall_ms=max(self.wall_ms, other.wall_ms),
+            estimated_calls=self.estimated_calls + other.estimated_calls,
+            estimated_tokens=self.estimated_tokens + other.estimated_tokens,
         )
 
 
@@ -269,7 +297,16 @@ class JudgeRecord(_Record):
 class VoteCounts(_Record):
     approve: int = 0
     reject: int = 0
-    abstain: int = 0
+    # Valid seats whose vote did not come, by why ("timed out": 1; "": not recorded). No
+    # seat abstains: these are counted in no majority (bot.council.resolution leaves them
+    # out of N), as before, and said as what happened.
+    missing: dict[str, int] = Field(default_factory=dict)
+
+    def text(self) -> str:
+        """ "2 approve, 0 reject, 1 no vote (timed out)"."""
+        said = [f"{self.approve} approve", f"{self.reject} reject"]
+        said += [f"{n} {no_vote_text(why or None)}" for why, n in self.missing.items()]
+        return ", ".join(said)
 
 
 class CarriedVerdict(_Record):
@@ -331,8 +368,12 @@ class Advisory(_Record):
         return seat.label if seat else seat_id
 
     def vote_counts(self) -> VoteCounts:
-        """Votes of the valid seats; a valid seat without a vote counts as abstaining."""
-        tally = Counter(s.vote.vote if s.vote else "ABSTAIN" for s in self.valid_seats())
-        return VoteCounts(
-            approve=tally["APPROVE"], reject=tally["REJECT"], abstain=tally["ABSTAIN"]
+        """Votes of the valid seats; a valid seat without a vote is counted by why it has
+        none (its `vote_missing`; "not asked" where the vote phase never asked it)."""
+        tally = Counter(s.vote.vote for s in self.valid_seats() if s.vote)
+        missing = Counter(
+            (s.vote_missing or "") if s.state in NO_VOTE_STATES else "not asked"
+            for s in self.valid_seats()
+            if s.vote is None
         )
+        return VoteCounts(approve=tally["APPROVE"], reject=tally["REJECT"], missing=dict(missing))

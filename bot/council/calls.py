@@ -15,6 +15,15 @@ reservations of the calls after it (`AnswerSizes`).
 
 A model's capabilities come from `ProviderSource.capabilities_of` (no client is built for
 them): the output limit the call is sent, its price, and whether that price is known at all.
+
+A call is fitted to its model's window before it is reserved and again before it is sent
+(`bot.council.fitting`: the context cut by whole sections from the end, the output limit
+within what the window leaves), where the window is said: by a refusal this process saw,
+the endpoint's setting or the model's server (`bot.providers.window`), or the capability
+table. A call the server refuses as longer than its window (`ContextTooLong`) is fitted to
+the window the refusal names and sent once more; the model's window is remembered, so its
+later calls fit before they are sent. `Accounts.notes` says, once per model, how far its
+context was cut.
 """
 
 from __future__ import annotations
@@ -38,10 +47,12 @@ from bot.council.budget import (
     TokenCapReached,
     TokenReservation,
 )
+from bot.council.fitting import ContextFitter, Cut
 from bot.council.ledger import EventKind, StepWriter
 from bot.council.reserving import AnswerSizes, CallPlan, plan_call
 from bot.council.seats import Seat
 from bot.providers import (
+    ContextTooLong,
     ErrorKind,
     InvalidOutput,
     ModelCall,
@@ -51,6 +62,7 @@ from bot.providers import (
     StartedCall,
     Usage,
 )
+from bot.providers.window import Window, remembered
 from bot.tokens import TokenEstimator, default_estimator
 
 __all__ = [
@@ -145,6 +157,8 @@ class Accounts:
 
     usage: UsageSummary = field(default_factory=UsageSummary)
     fresh_calls: int = 0
+    # For the advisory: each model whose context was cut for its window, and how far.
+    notes: list[str] = field(default_factory=list)
 
     def add(self, outcome: Outcome, model: str = "") -> None:
         self.usage = self.usage.plus(
@@ -158,6 +172,14 @@ class Accounts:
                 truncated=int(outcome.truncated),
                 cost_usd=outcome.cost_usd,
                 unpriced_models=[] if outcome.priced else [model],
+                # A call whose server sent no usage (llama-cpp-python's streams) was counted
+                # by the estimator: the reports say which part of the totals is an estimate.
+                estimated_calls=int(outcome.usage_estimated),
+                estimated_tokens=(
+                    outcome.usage.total_input_tokens + outcome.usage.output_tokens
+                    if outcome.usage_estimated
+                    else 0
+                ),
             )
         )
         if not outcome.replayed:
@@ -194,6 +216,8 @@ class SeatCaller:
         self._sizes = sizes
         # The first refusal: once a cap stopped one call, this deliberation starts no more.
         self._stopped: CostLimitReached | None = None
+        # Fits each call to its model's window, and remembers how far each context was cut.
+        self._fitter = ContextFitter(self._estimator)
 
     async def call(
         self,
@@ -211,16 +235,14 @@ class SeatCaller:
         if recorded is not None:
             if warm is not None and leader:
                 warm.set()
-            outcome = _replay(recorded.payload, request, self._priced(seat.model))
-            self._accounts.add(outcome, seat.model)
-            return outcome
+            return self._replayed(seat, recorded.payload, request)
         # Everything a call needs before it is sent (its reservation, the claim's check) is
         # done before a seat waits for its leader: once the leader's response begins, every
         # seat of the phase is ready to send at once (a budget in the database or a lease
         # in Redis would otherwise delay the last seat by every seat's round trips).
         caps = self._capabilities(seat.model)
         try:
-            held = await self._reserve(caps, seat.model, step, request)
+            held = await self._reserve(caps, seat.model, step, self._fit(seat, caps, request))
         except CostLimitReached:
             if warm is not None and leader:
                 warm.set()  # never leave the seats waiting on this one stuck
@@ -238,11 +260,12 @@ class SeatCaller:
         )
         self._progress(step.split("/")[0], seat.seat_id, "called", seat.persona_name)
         # Cancelled from here on (or the worker dies), the reservation stays charged.
-        outcome = await self._invoke(seat, held.sent(request), warm if leader else None)
+        outcome = await self._sent(seat, caps, held, request, warm if leader else None)
         outcome.priced = caps is not None and caps.priced
         await self._settle(held, outcome)
         self._accounts.add(outcome, seat.model)
-        self._ledger.append(EventKind.SEAT_RETURNED, _payload(seat, step, outcome), step=step)
+        self._accounts.notes = self._fitter.notes()
+        self._ledger.append(EventKind.SEAT_RETURNED, self._payload(seat, step, outcome), step=step)
         # A paid answer is written as it arrives: a worker killed mid-phase never pays for it
         # twice (the rest of the step's events go with it, in the same transaction).
         await self._ledger.flush()
@@ -253,6 +276,74 @@ class SeatCaller:
             step.split("/")[0], seat.seat_id, outcome.error_kind or "ok", seat.persona_name
         )
         return outcome
+
+    async def _sent(
+        self,
+        seat: Seat,
+        caps: ModelCapabilities | None,
+        held: _Held,
+        request: ModelCall[Any],
+        warm: asyncio.Event | None,
+    ) -> Outcome:
+        """The call, fitted to its model's window (one learned while this call waited for
+        its leader included); refused as longer than the window, fitted to the window the
+        refusal names and sent once more."""
+        sent = held.sent(self._fit(seat, caps, request))
+        outcome, error = await self._invoke(seat, sent, warm)
+        if not isinstance(error, ContextTooLong) or caps is None:
+            return outcome
+        # No await from the refusal to `refit`'s learning the window: the seats its leader's
+        # response let go fit their calls to it before they send them.
+        window = self._window(seat.model, caps) or Window(caps.context_window, "default")
+        refit = self._fitter.refit(seat.model, request, sent, error, window)
+        if refit is None:
+            tokens = error.window or window.tokens
+            outcome.error = (
+                f"{outcome.error} (cut to its diff, the context still leaves no room for an "
+                f"answer in the window of {tokens:,} tokens)"
+            )
+            return outcome
+        retried, _ = await self._invoke(seat, held.sent(refit.request), None)
+        return retried
+
+    def _fit(
+        self, seat: Seat, caps: ModelCapabilities | None, request: ModelCall[Any]
+    ) -> ModelCall[Any]:
+        """`request` fitted to the model's window where one is said; else as it is."""
+        window = self._window(seat.model, caps)
+        if window is None:
+            return request
+        return self._fitter.fit(seat.model, request, window).request
+
+    @staticmethod
+    def _window(model: str, caps: ModelCapabilities | None) -> Window | None:
+        """The model's window where it is said: by a refusal, the endpoint's setting or the
+        model's server (as this process found), or the capability table."""
+        said = remembered(model)
+        if said is None and caps is not None and caps.known:
+            said = Window(caps.context_window, "table")
+        return said
+
+    def _replayed(
+        self, seat: Seat, payload: dict[str, JsonValue], request: ModelCall[Any]
+    ) -> Outcome:
+        """A recorded step's outcome, and the cut its context had for the model's window."""
+        outcome = _replay(payload, request, self._priced(seat.model))
+        cut = payload.get("context_cut")
+        if isinstance(cut, list) and len(cut) == 3:
+            window, before, after = (_int(n) for n in cut)
+            self._fitter.recorded(seat.model, Cut(window, before, after))
+            self._accounts.notes = self._fitter.notes()
+        self._accounts.add(outcome, seat.model)
+        return outcome
+
+    def _payload(self, seat: Seat, step: str, outcome: Outcome) -> dict[str, JsonValue]:
+        """The step's record, with the cut of the model's context for its window, if any."""
+        payload = _payload(seat, step, outcome)
+        cut = self._fitter.cut_of(seat.model)
+        if cut is not None:
+            payload["context_cut"] = [cut.window, cut.before, cut.after]
+        return payload
 
     def _capabilities(self, model: str) -> ModelCapabilities | None:
         """None: the reference does not resolve (the call fails before anything is sent)."""
@@ -309,7 +400,8 @@ class SeatCaller:
 
     async def _invoke(
         self, seat: Seat, request: ModelCall[Any], warm: asyncio.Event | None
-    ) -> Outcome:
+    ) -> tuple[Outcome, ProviderError | None]:
+        """The call's outcome, and the error it failed with (None: it answered)."""
         started = time.monotonic()
         try:
             provider = self._providers.get(seat.model)
@@ -318,11 +410,11 @@ class SeatCaller:
             else:
                 result = await _streamed(provider.start(request), warm)
         except ProviderError as err:
-            return _failure(err, int((time.monotonic() - started) * 1000))
+            return _failure(err, int((time.monotonic() - started) * 1000)), err
         finally:
             if warm is not None:
                 warm.set()
-        return Outcome(
+        answered = Outcome(
             output=result.output,
             text=result.text,
             error_kind=None,
@@ -334,6 +426,7 @@ class SeatCaller:
             adjusted=result.adjusted,
             usage_estimated=result.usage_estimated,
         )
+        return answered, None
 
 
 @dataclass(frozen=True)
@@ -347,8 +440,9 @@ class _Held:
     max_tokens: int
 
     def sent(self, request: ModelCall[Any]) -> ModelCall[Any]:
-        """The request as sent: its `max_tokens` clipped to what the caps had room for."""
-        if self.max_tokens >= self.plan.max_output:
+        """The request as sent: its `max_tokens` clipped to what the caps had room for (a
+        request fitted to its model's window may ask for less already)."""
+        if self.max_tokens >= self.plan.max_output or self.max_tokens >= request.max_tokens:
             return request
         return replace(request, max_tokens=self.max_tokens)
 

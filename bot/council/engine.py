@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.council import critique, prompts
+from bot.council import critique, prompts, voting
 from bot.council.advisory import (
     Advisory,
     JudgeRecord,
@@ -99,9 +99,9 @@ from bot.council.transcript import (
     assessments_section,
     judge_section,
     round_section,
-    votes_section,
 )
 from bot.council.verdicts import settled_synthesis
+from bot.council.voting import reasked
 from bot.providers import Message, ModelCall, OutputTool, ProviderError
 from bot.tokens import TokenEstimator
 
@@ -125,7 +125,7 @@ class DeliberationRequest(BaseModel):
     assessment_timeout_s: float = Field(default=300.0, gt=0)
     language: str | None = None
     notes: list[str] = Field(default_factory=list)
-    # Each answer's output limit; the adapters clip it to the model's max_output_tokens.
+    # Every answer's ceiling: a call asks its tool's budget, at most this (then clipped).
     max_tokens: int = Field(default=8192, ge=256)
     # A cap in tokens (input, cache writes and reads, output) over the deliberation, beside
     # the dollar caps: what bounds a model with no known price. None: no token cap.
@@ -163,6 +163,7 @@ class _SeatRecord:
     error: str | None = None
     assessment: Assessment | None = None
     vote: Vote | None = None
+    vote_missing: str | None = None  # why no vote came (bot.council.voting)
     # The brief's lenses the kept assessment does not score.
     unscored: list[str] = field(default_factory=list)
 
@@ -219,7 +220,7 @@ class _Run:
             s
             for s in self.order
             if self.records[s.seat_id].assessment is not None
-            and self.records[s.seat_id].state in (SeatState.OK, SeatState.ABSTAINED)
+            and self.records[s.seat_id].state in (SeatState.OK, SeatState.NO_VOTE)
         ]
 
     def call(
@@ -238,7 +239,7 @@ class _Run:
             output=tool,
             tools=prompts.tools_for(self.request.protocol),
             temperature=seat.temperature,
-            max_tokens=self.request.max_tokens,
+            max_tokens=tool.output_tokens(self.request.max_tokens),
             deadline_s=self.request.assessment_timeout_s,
             label=f"{seat.seat_id}/{tool.name}",
         )
@@ -391,7 +392,7 @@ class Engine:
                 protocol=request.protocol,
                 topic=request.topic,
                 resolution=Resolution.COST_LIMIT,
-                notes=list(request.notes),
+                notes=[*request.notes, *accounts.notes],
                 usage=usage,
                 reason=stop.reason(),
             ),
@@ -441,7 +442,7 @@ class Engine:
             "critique": lambda run: critique.critique(self, run),
             "reconcile": lambda run: critique.reconcile(self, run),
             "rank": self._rank,
-            "vote": self._vote,
+            "vote": lambda run: voting.vote(run, self._progress, _in_parallel),
             "resolve": self._resolve,
             "synthesize": self._synthesize,
         }
@@ -530,7 +531,7 @@ class Engine:
                 record.error = outcome.error
                 return
             self._progress("assess", seat.seat_id, "re-asked", seat.persona_name)
-            extra = _reasked(outcome, reason)
+            extra = reasked(outcome, reason)
         if partial is not None:  # a real answer, its missing lenses not scored
             _keep(record, partial)
             return
@@ -727,43 +728,6 @@ class Engine:
         else:
             run.outside = OutsideRecord(model=model, note=f"{model} gave no valid opinion.")
 
-    # --- vote ------------------------------------------------------------------------------
-
-    async def _vote(self, run: _Run) -> None:
-        self._progress("vote", None, "started")
-        transcript = run.transcript.text()
-        task = prompts.vote_task(
-            [(s.label, run.records[s.seat_id].assessment) for s in run.valid()]
-        )
-
-        async def one(seat: Seat, warm: asyncio.Event, leader: bool) -> None:
-            vote = await self._structured(
-                run,
-                seat,
-                prompts.VOTE_TOOL,
-                transcript,
-                prompts.seat_brief(seat, run.valid()),
-                task,
-                f"vote/{seat.seat_id}/0",
-                warm,
-                leader,
-            )
-            record = run.records[seat.seat_id]
-            if isinstance(vote, Vote):
-                record.vote = vote
-            else:
-                record.state = SeatState.ABSTAINED
-            run.writer.append(
-                EventKind.VOTE_CAST,
-                {"seat": seat.seat_id, "vote": vote.vote if isinstance(vote, Vote) else "ABSTAIN"},
-                step=f"vote_cast/{seat.seat_id}",
-            )
-
-        await _in_parallel(run.valid(), one)
-        run.transcript.add(
-            votes_section(run.order, {s.seat_id: run.records[s.seat_id].vote for s in run.valid()})
-        )
-
     # --- council: anonymized peer ranking ---------------------------------------------------
 
     async def _rank(self, run: _Run) -> None:
@@ -956,7 +920,7 @@ class Engine:
                 return outcome.output
             if not outcome.invalid:
                 return None
-            extra = _reasked(outcome, outcome.validation_error or "invalid answer")
+            extra = reasked(outcome, outcome.validation_error or "invalid answer")
         return None
 
     # --- the advisory ----------------------------------------------------------------------
@@ -989,7 +953,7 @@ class Engine:
             shifts=run.shifts,
             judge_decisions=run.judged,
             peer_ranking=run.peer_ranking,
-            notes=run.notes,
+            notes=[*run.notes, *run.accounts.notes],
             partial=bool(lost),
             missing_perspectives=[f"{s.persona_name} ({s.state.value})" for s in lost],
             usage=usage,
@@ -1075,19 +1039,6 @@ def _keep(record: _SeatRecord, gated: Gated) -> None:
     record.unscored = list(gated.missing)
 
 
-def _reasked(outcome: Outcome, reason: str | None) -> list[Message]:
-    """The turns of a re-ask: the answer, then why it is asked again. An answer cut off at
-    the output limit is asked for a shorter one (the same answer would be cut off again)."""
-    if outcome.truncated:
-        ask = prompts.reask_shorter()
-    else:
-        ask = prompts.reask(reason or "the answer was incomplete")
-    return [
-        Message(role="assistant", content=outcome.text or "(no answer)"),
-        Message(role="user", content=ask),
-    ]
-
-
 def _report(record: _SeatRecord) -> SeatReport:
     seat = record.seat
     return SeatReport(
@@ -1101,6 +1052,7 @@ def _report(record: _SeatRecord) -> SeatReport:
         error=record.error,
         assessment=record.assessment,
         vote=record.vote,
+        vote_missing=record.vote_missing,
         score=seat.score,
         lenses=list(seat.lenses),
         unscored_lenses=list(record.unscored),

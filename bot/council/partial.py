@@ -36,7 +36,9 @@ _STATES = {
     SeatState.ERROR: "its call failed",
     SeatState.INVALID: "its answer stayed incomplete after the re-asks",
     SeatState.SKIPPED: "it was never called",
-    SeatState.ABSTAINED: "it abstained",
+    # A seat whose vote did not come keeps its assessment (it is valid, not missing).
+    SeatState.NO_VOTE: "its vote did not come",
+    SeatState.ABSTAINED: "its vote did not come",
     SeatState.OK: "it gave no assessment",
 }
 _ERROR_CHARS = 120

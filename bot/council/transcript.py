@@ -7,13 +7,14 @@ What the chair synthesizes from is here, bounded: each finding with its detail (
 `DETAIL_MAX` characters) and its suggested fix (`SUGGESTION_MAX`), the most severe first
 within `MEMBER_DETAIL_MAX` characters a member (past it, a finding shows its title only),
 each member's merge conditions, and each vote's conditions (an approval's before merging;
-a rejection's, what would change it).
+a rejection's, what would change it), or why a member's vote did not come.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from bot.council.advisory import no_vote_text
 from bot.council.schemas import Assessment, DiscussionMessage, Finding, Vote
 from bot.council.seats import Seat
 
@@ -120,14 +121,21 @@ def judge_section(
     return text
 
 
-def votes_section(order: Sequence[Seat], votes: Mapping[str, Vote | None]) -> str:
+def votes_section(
+    order: Sequence[Seat],
+    votes: Mapping[str, Vote | None],
+    missing: Mapping[str, str | None] | None = None,
+) -> str:
+    """Each voter's vote; a vote that did not come is said as what happened: "- Member B:
+    no vote (timed out)" (`missing`: seat id -> why). No member abstains: a vote is
+    APPROVE or REJECT."""
     lines = []
     for seat in order:
         if seat.seat_id not in votes:
             continue
         vote = votes[seat.seat_id]
         if vote is None:
-            lines.append(f"- {seat.label}: ABSTAIN")
+            lines.append(f"- {seat.label}: {no_vote_text((missing or {}).get(seat.seat_id))}")
             continue
         conditions = "; ".join(c for c in vote.conditions if c.strip())
         if vote.vote == "APPROVE":

@@ -230,11 +230,9 @@ def _summary_rest(advisory: Advisory, gate: Gate, comment_url: str | None) -> li
         parts.append(
             "**Conditions**\n\n" + "\n".join(f"- {cell(c, 500)}" for c in advisory.conditions)
         )
-    if any(s.vote for s in advisory.seats):
-        counts = advisory.vote_counts()
-        parts.append(
-            f"Votes: {counts.approve} approve, {counts.reject} reject, {counts.abstain} abstain."
-        )
+    if any(s.vote or s.no_vote for s in advisory.seats):
+        # "Votes: 2 approve, 0 reject, 1 no vote (timed out)." (no seat abstains)
+        parts.append(f"Votes: {advisory.vote_counts().text()}.")
     if advisory.usage.calls:
         parts.append(_usage_line(advisory))
     return parts

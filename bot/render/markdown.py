@@ -117,7 +117,8 @@ STATE_TEXT = {
     SeatState.TIMED_OUT: "timed out",
     SeatState.ERROR: "error",
     SeatState.INVALID: "invalid answer",
-    SeatState.ABSTAINED: "abstained",
+    SeatState.NO_VOTE: "no vote",  # with why where known: `SeatReport.no_vote`
+    SeatState.ABSTAINED: "no vote",  # stored before "no_vote": the same seat
     SeatState.SKIPPED: "skipped",
 }
 
@@ -294,13 +295,9 @@ def verdict_heading(advisory: Advisory) -> str:
     return f"{RESOLUTION_EMOJI[r]} {RESOLUTION_TITLE[r]}"
 
 
-def _conclusion(advisory: Advisory, gate: Literal["verdict", "advisory"]) -> str:
-    return conclusion_for(advisory, gate)
-
-
 def _verdict_lines(advisory: Advisory, options: CommentOptions, caps: dict[str, int]) -> list[str]:
     facts = [
-        f"check `{_conclusion(advisory, options.gate)}`",
+        f"check `{conclusion_for(advisory, options.gate)}`",
         seats_phrase(advisory),
         f"protocol `{advisory.protocol}`",
     ]
@@ -388,7 +385,7 @@ def _seat_state_table(advisory: Advisory) -> str:
             s.label,
             cell(s.persona_name, 60),
             cell(s.model, 60),
-            STATE_TEXT[s.state],
+            s.no_vote or STATE_TEXT[s.state],
             cell(s.error or "", 160),
         ]
         for s in advisory.seats
@@ -544,12 +541,13 @@ def _vote_cells(seat: SeatReport) -> tuple[str, str, str]:
     if seat.vote is not None:
         v = seat.vote
         return v.vote, _pct(v.confidence), str(len(v.conditions)) if v.conditions else "-"
+    if seat.no_vote:  # "no vote (timed out)": never an abstention
+        return seat.no_vote, "-", "-"
     if not seat.is_valid or seat.assessment is None:
         return f"- ({STATE_TEXT[seat.state]})", "-", "-"
     a = seat.assessment
-    verdict = "ABSTAIN" if seat.state is SeatState.ABSTAINED else a.verdict
     concerns = len(a.concerns) if a.verdict == "CONCERNS" else 0
-    return verdict, f"{a.confidence}%", str(concerns) if concerns else "-"
+    return a.verdict, f"{a.confidence}%", str(concerns) if concerns else "-"
 
 
 def _votes(advisory: Advisory, caps: dict[str, int]) -> str:
@@ -559,7 +557,7 @@ def _votes(advisory: Advisory, caps: dict[str, int]) -> str:
         [s.label, cell(s.persona_name, caps["name"]), cell(s.model, caps["name"]), *_vote_cells(s)]
         for s in advisory.seats
     ]
-    voted = any(s.vote is not None for s in advisory.seats)
+    voted = any(s.vote is not None or s.no_vote for s in advisory.seats)
     title = "Votes" if voted else "Verdicts by seat"
     header = ["Seat", "Persona", "Model", "Vote" if voted else "Verdict", "Confidence"]
     return f"### {title}\n\n" + _table([*header, "Conditions" if voted else "Concerns"], rows)

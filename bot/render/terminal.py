@@ -31,7 +31,6 @@ from bot.council.advisory import (
     MergedFinding,
     Resolution,
     SeatReport,
-    SeatState,
     TopFinding,
     format_location,
 )
@@ -187,7 +186,7 @@ def _seat_states(advisory: Advisory) -> list[RenderableType]:
             s.label,
             Text(_inline(s.persona_name, 100)),
             Text(_inline(s.model, 100)),
-            STATE_TEXT[s.state],
+            s.no_vote or STATE_TEXT[s.state],
             Text(_inline(s.error, _CELL)),
         )
     return [_heading("Seats"), table]
@@ -284,19 +283,20 @@ def _vote_cells(seat: SeatReport) -> tuple[str, str, str]:
     if seat.vote is not None:
         v = seat.vote
         return v.vote, _pct(v.confidence), _inline("; ".join(v.conditions), _CELL)
+    if seat.no_vote:  # "no vote (timed out)": never an abstention
+        return seat.no_vote, "-", ""
     if not seat.is_valid or seat.assessment is None:
         return STATE_TEXT[seat.state], "-", ""
     a = seat.assessment
-    verdict = "ABSTAIN" if seat.state is SeatState.ABSTAINED else a.verdict
     condition = "; ".join(a.concerns) if a.verdict == "CONCERNS" else ""
-    return verdict, f"{a.confidence}%", _inline(condition, _CELL)
+    return a.verdict, f"{a.confidence}%", _inline(condition, _CELL)
 
 
 def _votes(advisory: Advisory) -> list[RenderableType]:
     """Seat (its persona, then its anonymized label), model, vote, confidence, condition."""
     if not advisory.seats:
         return []
-    voted = any(s.vote is not None for s in advisory.seats)
+    voted = any(s.vote is not None or s.no_vote for s in advisory.seats)
     header = "Vote" if voted else "Verdict"
     table = _table(
         "Seat",

@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from bot.council.advisory import OUTSIDE_DIFF, Advisory, MergedFinding, SeatReport, format_location
 from bot.council.ledger import EventKind, LedgerEvent
 from bot.council.schemas import Assessment
+from bot.render.usage import estimated_note
 from bot.safety import strip_invisible
 
 __all__ = [
@@ -282,7 +283,8 @@ def _header(record: TranscriptRecord, advisory: Advisory | None) -> str:
                 "Tokens",
                 f"{usage.tokens:,} ({usage.input_tokens:,} in, {usage.output_tokens:,} out, "
                 f"{usage.cached_input_tokens:,} cached, {usage.cache_write_tokens:,} cache "
-                f"writes, {usage.reasoning_tokens:,} reasoning)",
+                f"writes, {usage.reasoning_tokens:,} reasoning)"
+                + (f"; {_e(note)}" if (note := estimated_note(usage)) else ""),
             ),
             (
                 "Calls",
@@ -315,10 +317,10 @@ def _seats_table(advisory: Advisory) -> str:
                 _e(s.persona_id) + (f' <span class="muted">{_e(s.persona_name)}</span>'),
                 _e(s.division),
                 f"<code>{_e(s.model)}</code>",
-                _e(s.state.value) + (f": {_e(s.error)}" if s.error else ""),
+                _e(s.no_vote or s.state.value) + (f": {_e(s.error)}" if s.error else ""),
                 _e(a.verdict) if a else "",
                 _e(a.score) if a else "",
-                _e(v.vote) if v else "",
+                _e(v.vote if v else s.no_vote),
                 f"{v.confidence:.0%}" if v else "",
                 _e(f"{s.score:.2f}") if s.score is not None else "",
             ]
@@ -338,7 +340,7 @@ def _seat_section(advisory: Advisory, seat: SeatReport) -> str:
     head = f"<h3>{_e(seat.label)}: {_e(seat.persona_name or seat.persona_id)}</h3>"
     meta = (
         f'<p class="muted">{_e(seat.persona_id)} &middot; <code>{_e(seat.model)}</code> '
-        f"&middot; {_e(seat.state.value)}"
+        f"&middot; {_e(seat.no_vote or seat.state.value)}"
         + (f" &middot; lenses: {_e(', '.join(seat.lenses))}" if seat.lenses else "")
         + "</p>"
     )
@@ -434,22 +436,19 @@ def _judge(advisory: Advisory) -> str:
 
 
 def _votes(advisory: Advisory) -> str:
-    counts = advisory.vote_counts()
-    rows = [
-        [
-            _e(_seat_name(advisory, s.seat_id)),
-            _e(s.vote.vote),
-            f"{s.vote.confidence:.0%}",
-            _e(s.vote.rationale),
-            _e("; ".join(s.vote.conditions)),
-        ]
-        for s in advisory.seats
-        if s.vote is not None
-    ]
+    rows = [_vote_row(advisory, s) for s in advisory.seats if s.vote is not None or s.no_vote]
     if not rows:
         return ""
-    tally = f"<p>{counts.approve} approve, {counts.reject} reject, {counts.abstain} abstain</p>"
+    tally = f"<p>{_e(advisory.vote_counts().text())}</p>"
     return tally + _table(["seat", "vote", "confidence", "rationale", "conditions"], rows, (2,))
+
+
+def _vote_row(advisory: Advisory, s: SeatReport) -> list[str]:
+    """A vote, or "no vote (timed out)" for one that did not come (no seat abstains)."""
+    v, seat = s.vote, _e(_seat_name(advisory, s.seat_id))
+    if v is None:
+        return [seat, _e(s.no_vote), "", "", ""]
+    return [seat, _e(v.vote), f"{v.confidence:.0%}", _e(v.rationale), _e("; ".join(v.conditions))]
 
 
 def _synthesis(advisory: Advisory) -> str:
