@@ -98,8 +98,11 @@ class OllamaAdapter(Adapter):
         if request.output is not None:
             schema = tool_schema(request.output.schema, strict=True)  # shared: never changed
             body["format"] = schema
-            messages.append(
-                {"role": "user", "content": schema_instructions(request.output.name, schema)}
+            # After the system blocks, the same for every seat of a phase (the prompt cache:
+            # bot/providers/openai_adapter.py `_body`).
+            messages.insert(
+                len(request.system),
+                {"role": "system", "content": schema_instructions(request.output.name, schema)},
             )
         return body
 

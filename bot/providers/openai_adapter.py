@@ -425,7 +425,14 @@ class OpenAIAdapter(Adapter):
         if mode == "json_object":
             # llama-cpp-python enforces `schema` with a grammar; the prompt says what it means.
             body["response_format"] = {"type": "json_object", "schema": schema}
-        messages.append({"role": "user", "content": schema_instructions(output.name, schema)})
+        # Right after the system blocks, not after the seat's own brief: the same for every
+        # seat of a phase, so a local server's prompt cache (llama.cpp keeps the longest
+        # common prefix of the last prompt) serves it to the next seat instead of reading it
+        # again (an assessment's schema is ~1,000 tokens: a minute on a CPU).
+        messages.insert(
+            len(request.system),
+            {"role": "system", "content": schema_instructions(output.name, schema)},
+        )
         return body
 
 

@@ -83,7 +83,7 @@ NDJSON lines (`application/x-ndjson`, the last `done: true` with the counts) out
 The answer's shape (`FakeRequest.output_name` / `output_schema`) comes from a native schema
 (json_schema, a forced tool, Anthropic's output_config) or else is inferred as a model would:
 the schema of a json_object response_format, Ollama's `format` schema, and name and schema from
-our text mode's instructions in the last user message (`bot.providers.schema.
+our text mode's instructions, the last ones in the prompt (`bot.providers.schema.
 schema_instructions`). A structured answer that travels as text is its JSON (in prose for
 "prose"), so `CouncilScript.reply` runs a council on every kind.
 
@@ -318,6 +318,14 @@ class FakeRequest:
     @property
     def label(self) -> str | None:
         return self.headers.get(LABEL_HEADER)
+
+    def prompt_text(self) -> str:
+        """Every message's text, in order (what a model reads)."""
+        return "\n\n".join(
+            _content_text(m.get("content"))
+            for m in _list(self.body.get("messages"))
+            if isinstance(m, dict)
+        )
 
     def last_user_text(self) -> str:
         for message in reversed(_list(self.body.get("messages"))):
@@ -593,7 +601,7 @@ def _infer_output(request: FakeRequest) -> None:
     instructions."""
     if request.output_name is not None or request.output_via_tool:
         return
-    name, instructed = _instructed_output(request.last_user_text())
+    name, instructed = _instructed_output(request.prompt_text())
     if request.output_schema is None:
         response_format = _dict(request.body.get("response_format"))
         sent = response_format.get("schema")

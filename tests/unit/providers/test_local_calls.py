@@ -153,3 +153,25 @@ async def test_an_interrupted_stream_is_read_as_cut_not_as_an_answer(
     assert len(first) == 1 and first[0].interrupted  # no repair re-ask
     await ours.aclose()
     await other.aclose()
+
+
+async def test_the_schema_sits_in_the_prefix_every_seat_of_a_phase_shares(
+    models: FakeModelServer,
+) -> None:
+    """json_object mode tells the model the schema in the prompt. It goes right after the
+    system blocks, before each seat's own messages: two seats' prompts are the same up to
+    their own brief, so llama.cpp's prompt cache serves the schema to the second seat
+    (before, it came last, after the brief, and was read again for every seat)."""
+    adapter = llamacpp(models, structured="json_object")
+    models.on(reply=Reply(json=GOOD))
+    for n in (1, 2):
+        result = await adapter.call(seat(n))
+        assert result.output == Verdict.model_validate(GOOD)
+    first, second = (c.request.body["messages"] for c in models.calls)
+    schema_at = next(
+        i for i, m in enumerate(first) if "validates against this JSON schema" in m["content"]
+    )
+    assert first[schema_at]["role"] == "system"
+    assert all(m["role"] == "system" for m in first[:schema_at])
+    assert first[: schema_at + 1] == second[: schema_at + 1]
+    assert first[-1]["content"].endswith("seat 1.") and second[-1]["content"].endswith("seat 2.")

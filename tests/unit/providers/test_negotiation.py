@@ -125,7 +125,7 @@ async def test_a_server_without_structure_or_tools_lands_on_text(models: FakeMod
         (200, "text"),
     ]
     last = models.calls[-1].request
-    assert schema_instructions("verdict", {})[:60] in last.last_user_text()
+    assert schema_instructions("verdict", {})[:60] in last.prompt_text()
     assert adapter(registry).structured_mode == "text"
     await registry.aclose()
 
@@ -150,7 +150,7 @@ async def test_a_model_that_ignores_the_format_is_read_and_then_told_the_schema(
     await adapter(registry).call(structured_call())
     last = models.calls[-1].request
     assert "response_format" not in last.body
-    assert "JSON schema" in last.last_user_text()
+    assert "JSON schema" in last.prompt_text()
     await registry.aclose()
 
 

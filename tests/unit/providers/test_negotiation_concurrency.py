@@ -171,7 +171,7 @@ async def test_a_server_that_ignores_the_format_under_concurrency_is_read_then_t
     assert kinds(models) == [(200, "json_schema")] * SEATS  # no re-ask
     await adapter.call(seat_call(4))
     later = models.calls[-1].request
-    assert "response_format" not in later.body and "JSON schema" in later.last_user_text()
+    assert "response_format" not in later.body and "JSON schema" in later.prompt_text()
     await registry.aclose()
 
 

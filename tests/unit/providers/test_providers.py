@@ -294,7 +294,7 @@ async def test_an_endpoint_without_json_schema_starts_at_json_object_and_learns_
     await adapter.call(structured_call())
     second = models.calls[-1].request
     assert "response_format" not in second.body
-    assert "JSON schema" in second.last_user_text()
+    assert "JSON schema" in second.prompt_text()
     assert second.model == "llama3.1:8b"
     assert len(models.calls) == IGNORED_TO_GIVE_UP + 1
     await reg.aclose()
