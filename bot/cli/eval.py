@@ -23,7 +23,8 @@ from bot.cli.usage import fail as _fail
 
 if TYPE_CHECKING:
     from bot.evaluate.dataset import Sample
-    from bot.evaluate.session import Plan
+    from bot.evaluate.session import Journal, Plan
+    from bot.review import ProviderRegistry
     from bot.review.setup import RepoSetup
     from bot.settings import Settings
 
@@ -178,10 +179,7 @@ async def _evaluate(
     plot: bool,
     err: Console,
 ) -> int:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    from bot.evaluate import report
-    from bot.evaluate.session import Journal, evaluate
+    from bot.evaluate.session import Journal
     from bot.review import ProviderRegistry
 
     registry = ProviderRegistry(settings)
@@ -197,29 +195,9 @@ async def _evaluate(
         plan = make_plan(chosen)
         journal = Journal.open(out)
         started = time.monotonic()
-        arms = plan.arms()
-        with Progress(
-            TextColumn("[progress.description]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            console=err,
-            transient=False,
-        ) as progress:
-            task = progress.add_task("evaluating", total=len(samples) * len(arms))
-
-            def advance(arm: str) -> None:
-                progress.update(task, advance=1, description=f"evaluating ({arm})")
-
-            records, skipped = await evaluate(
-                samples,
-                plan,
-                repos=repos,
-                journal=journal,
-                setup=setup,
-                settings=settings,
-                registry=registry,
-                advance=advance,
-            )
+        records, skipped = await _run_arms(
+            samples, plan, registry, journal, repos=repos, setup=setup, settings=settings, err=err
+        )
     finally:
         await registry.aclose()
     meta = {
@@ -232,6 +210,56 @@ async def _evaluate(
         "skipped": skipped,
         "wall_s": round(time.monotonic() - started, 3),
     }
+    _summarize(out, records, meta, plot=plot, err=err)
+    return 0
+
+
+async def _run_arms(
+    samples: list[Sample],
+    plan: Plan,
+    registry: ProviderRegistry,
+    journal: Journal,
+    *,
+    repos: Path,
+    setup: RepoSetup,
+    settings: Settings,
+    err: Console,
+) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """Every arm on every sample, with a progress bar on `err`."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from bot.evaluate.session import evaluate
+
+    with Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err,
+        transient=False,
+    ) as progress:
+        task = progress.add_task("evaluating", total=len(samples) * len(plan.arms()))
+
+        def advance(arm: str) -> None:
+            progress.update(task, advance=1, description=f"evaluating ({arm})")
+
+        return await evaluate(
+            samples,
+            plan,
+            repos=repos,
+            journal=journal,
+            setup=setup,
+            settings=settings,
+            registry=registry,
+            advance=advance,
+        )
+
+
+def _summarize(
+    out: Path, records: list[dict[str, Any]], meta: dict[str, Any], *, plot: bool, err: Console
+) -> None:
+    """results.json (and the plot) written to `out`, each arm's figures told on `err`."""
+    from bot.evaluate import report
+
     document = report.write(out, records, meta=meta, plot=plot)
     for arm, s in document["arms"].items():
         err.print(
@@ -240,10 +268,9 @@ async def _evaluate(
             highlight=False,
             markup=False,
         )
-    if skipped:
+    if skipped := meta["skipped"]:
         err.print(f"skipped {len(skipped)} pull requests (see results.json)", highlight=False)
     err.print(f"results in {out}", highlight=False, markup=False)
-    return 0
 
 
 async def _coverage(

@@ -125,31 +125,18 @@ def diff_item(
     values: list[float] = []
     chained: list[bool] = []
     shows: list[tuple[int, int] | None] = []
-    last = max(
-        (max(h.source_start + h.source_length, h.target_start + h.target_length) for h in hunks),
-        default=0,
-    )
-    width = gutter_width(last)
+    width = _gutter(hunks)
     factors = [hunk_value(h, parsed.info.language, risky) for h in hunks]
     by_value = sorted(range(len(hunks)), key=lambda n: -factors[n])
     place = {n: k for k, n in enumerate(by_value)}
-    # Choose first: only the most valuable hunks that one budget could hold are chunked.
-    kept, size = set(), 0
-    for n in by_value:
-        if size > room_chars:
-            break
-        kept.add(n)
-        size += sum(len(line) + 8 for line in hunks[n].lines)
+    kept = _kept(hunks, by_value, room_chars)
     done = 0
     for n, hunk in enumerate(hunks):
         if n not in kept:
             continue
         body = numbered_lines(hunk, width)
         pieces = [show_bidi(c) for c in chunk_lines([hunk.header, *body])]
-        numbers = [None, *new_side_numbers(hunk)]
-        for k in range(len(pieces)):
-            found = [x for x in numbers[k * CHUNK_LINES : (k + 1) * CHUNK_LINES] if x is not None]
-            shows.append((found[0], found[-1]) if found else None)
+        shows += _shown(hunk, len(pieces))
         value = DIFF_VALUE * weight * factors[n] * max(HUNK_DECAY ** place[n], HUNK_FLOOR)
         chunks += pieces
         done += 1
@@ -172,6 +159,38 @@ def diff_item(
         lead=lead,
         shows=shows,
     )
+
+
+def _gutter(hunks: list[Hunk]) -> int:
+    """The width of the line numbers' gutter: the widest line number of either side."""
+    last = max(
+        (max(h.source_start + h.source_length, h.target_start + h.target_length) for h in hunks),
+        default=0,
+    )
+    return gutter_width(last)
+
+
+def _kept(hunks: list[Hunk], by_value: list[int], room_chars: int) -> set[int]:
+    """Choose first: only the most valuable hunks that one budget could hold are chunked."""
+    kept: set[int] = set()
+    size = 0
+    for n in by_value:
+        if size > room_chars:
+            break
+        kept.add(n)
+        size += sum(len(line) + 8 for line in hunks[n].lines)
+    return kept
+
+
+def _shown(hunk: Hunk, chunks: int) -> list[tuple[int, int] | None]:
+    """The head lines each of the hunk's `chunks` chunks shows (first, last), None for none:
+    its first chunk starts with the hunk's header, which shows no line."""
+    numbers = [None, *new_side_numbers(hunk)]
+    shows: list[tuple[int, int] | None] = []
+    for k in range(chunks):
+        found = [x for x in numbers[k * CHUNK_LINES : (k + 1) * CHUNK_LINES] if x is not None]
+        shows.append((found[0], found[-1]) if found else None)
+    return shows
 
 
 def extend_hunks(hunks: list[Hunk], head: list[str] | None) -> list[Hunk]:

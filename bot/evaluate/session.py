@@ -121,14 +121,9 @@ async def evaluate(
     skipped: list[dict[str, str]] = []
     arms = plan.arms()
     for sample in samples:
-        git_dir = git_dir_of(repos, sample.repo)
-        why = None
+        git_dir, why = _clone_of(sample, repos)
         if git_dir is None:
-            why = f"no clone of {sample.repo} under {repos}"
-        elif not (has_commit(git_dir, sample.base) and has_commit(git_dir, sample.head)):
-            why = f"the clone lacks {sample.base} or {sample.head}"
-        if why is not None or git_dir is None:
-            skipped.append({"pr": sample.url, "why": why or ""})
+            skipped.append({"pr": sample.url, "why": why})
             for arm in arms:
                 advance(arm)
             continue
@@ -166,6 +161,16 @@ async def evaluate(
         if (s.url, arm) in journal.done
     ]
     return records, skipped
+
+
+def _clone_of(sample: Sample, repos: Path) -> tuple[Path | None, str]:
+    """The clone under `repos` that holds the sample's base and head, or None and why not."""
+    git_dir = git_dir_of(repos, sample.repo)
+    if git_dir is None:
+        return None, f"no clone of {sample.repo} under {repos}"
+    if not (has_commit(git_dir, sample.base) and has_commit(git_dir, sample.head)):
+        return None, f"the clone lacks {sample.base} or {sample.head}"
+    return git_dir, ""
 
 
 async def _run_arm(

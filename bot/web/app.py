@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from arq.connections import ArqRedis
@@ -36,6 +36,30 @@ def create_app(settings: Settings, *, redis: ArqRedis | None = None) -> FastAPI:
     if settings.github_webhook_secret is None:
         raise MissingSettingError("missing required setting: GITHUB_WEBHOOK_SECRET")
     receiver = WebhookReceiver(settings, settings.github_webhook_secret.get_secret_value())
+    app = _App(
+        receiver,
+        title="PR Council",
+        lifespan=_lifespan(settings, receiver, redis),
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
+    # A bare ASGI route: the receiver reads the raw body itself (the signature covers the
+    # exact bytes). `_App` hands it its POSTs directly; the route answers the other methods
+    # (405) and lists the path.
+    app.router.routes.append(Route(WEBHOOK_PATH, receiver, methods=["POST"]))
+
+    # The transcript and stats pages, behind GitHub login (bot/web/transcripts.py).
+    add_transcript_pages(app, settings, receiver)
+    _add_probes(app, settings, receiver)
+    return app
+
+
+def _lifespan(
+    settings: Settings, receiver: WebhookReceiver, redis: ArqRedis | None
+) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """The app's start and stop: the Redis pool (`redis`, else its own) and the database,
+    handed to the receiver while the app runs."""
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -62,21 +86,11 @@ def create_app(settings: Settings, *, redis: ArqRedis | None = None) -> FastAPI:
             if redis is None:
                 await pool.aclose()
 
-    app = _App(
-        receiver,
-        title="PR Council",
-        lifespan=lifespan,
-        docs_url=None,
-        redoc_url=None,
-        openapi_url=None,
-    )
-    # A bare ASGI route: the receiver reads the raw body itself (the signature covers the
-    # exact bytes). `_App` hands it its POSTs directly; the route answers the other methods
-    # (405) and lists the path.
-    app.router.routes.append(Route(WEBHOOK_PATH, receiver, methods=["POST"]))
+    return lifespan
 
-    # The transcript and stats pages, behind GitHub login (bot/web/transcripts.py).
-    add_transcript_pages(app, settings, receiver)
+
+def _add_probes(app: FastAPI, settings: Settings, receiver: WebhookReceiver) -> None:
+    """/healthz, /readyz and /metrics."""
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:
@@ -100,8 +114,6 @@ def create_app(settings: Settings, *, redis: ArqRedis | None = None) -> FastAPI:
     async def metrics() -> Response:
         await _measure_backlog(receiver.redis, settings.queue_name)
         return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
-
-    return app
 
 
 class _App(FastAPI):
