@@ -41,8 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 SECRET = "bench-webhook-secret"
 PATH = "/webhooks/github"
 FIXTURE = (
-    Path(__file__).resolve().parents[2]
-    / "shared/fixtures/github-webhooks/issue_comment/created.with-installation.payload.json"
+    Path(__file__).resolve().parents[1]
+    / "tests/fixtures/github-webhooks/issue_comment/created.with-installation.payload.json"
 )
 GOAL_RATIO = 0.55
 GOAL_P99_MS = 50.0

@@ -1,5 +1,4 @@
-"""What an advisory says when seats were lost (DELIBERATION.md, "Synthesize"; seed 001's
-degradation policy).
+"""What an advisory says when seats were lost (docs/deliberation.md, "Lost seats").
 
 - **Limited advisory** (1 of N seats answered): there is no council, only one reviewer's
   opinion. The resolution stays NO_QUORUM (one seat never approves alone, so the check run

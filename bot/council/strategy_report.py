@@ -29,7 +29,8 @@ __all__ = [
     "StrategyRound",
 ]
 
-# The five dimensions of the 100-point rubric and their weights (seed 002, section 6).
+# The five dimensions of the 100-point rubric and their weights (docs/deliberation.md,
+# "Strategies").
 RUBRIC: tuple[tuple[str, int], ...] = (
     ("correctness", 30),
     ("completeness", 20),

@@ -1,4 +1,4 @@
-"""Model strengths on a divergence (seed 001, "Model Characteristics"): the operator says
+"""Model strengths on a divergence (docs/deliberation.md, "Model strengths"): the operator says
 which models are strong in which areas (`COUNCIL_MODEL_STRENGTHS`), and when the seats
 disagree on the verdict, the seat whose model is strong in the disputed area weighs more
 in the recommendation, which names it.
@@ -7,7 +7,7 @@ The disputed area is the change's dominant area (its concept: "auth" is security
 the areas its signals name. A seat is strong in it when its model's listed strengths
 normalize to that concept (`bot.council.scoring.normalize`).
 
-The rule is bounded, and leaves the resolution alone: DELIBERATION.md says votes are not
+The rule is bounded, and leaves the resolution alone: docs/deliberation.md says votes are not
 weighted and a tie is ESCALATE (a person decides), so the verdict and the check run are
 the unweighted rules' whatever the strengths say. What the strengths decide is the
 recommendation's lean on the divergence:

@@ -1,6 +1,6 @@
 """The store's history for the command line (`council history`, `show`, `stats`).
 
-The command line reaches the store through `bot.review` (ARCHITECTURE.md): this module
+The command line reaches the store through `bot.review` (docs/architecture.md): this module
 opens the local store the way `council review` does (`Settings.database_url`, the
 `DATABASE_URL` setting; by default SQLite under the XDG state directory) and hands on the
 queries of `bot.store.history`.

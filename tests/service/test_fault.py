@@ -1,4 +1,4 @@
-"""Fault test: SIGKILL the worker mid-deliberation, start another (TESTING.md, "fault").
+"""Fault test: SIGKILL the worker mid-deliberation, start another (docs/architecture.md, "Testing").
 
 The PR must end with exactly one comment and one completed check run, and no seat call that
 had finished before the kill may be made again: the second worker resumes from the ledger.

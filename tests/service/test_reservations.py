@@ -1,7 +1,7 @@
-"""Cost reservations follow what calls are likely to cost (TESTING.md, "service"): once the
-App has seen its models answer, a board whose pull request is capped at 3x what a board
-costs (far below the sum of its calls' worst cases) completes, where reserving every call's
-worst case stopped it at COST_LIMIT.
+"""Cost reservations follow what calls are likely to cost (a service test:
+docs/architecture.md, "Testing"): once the App has seen its models answer, a board whose
+pull request is capped at 3x what a board costs (far below the sum of its calls' worst
+cases) completes, where reserving every call's worst case stopped it at COST_LIMIT.
 
 Two runs of the App on one SQLite store, as two deployments of the same workers would be:
 the first, uncapped, reviews another pull request and so records its models' answer sizes

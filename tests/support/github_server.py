@@ -4,9 +4,10 @@ State lives in memory (installations, repositories with files per ref, pull requ
 comments, reactions, labels, check runs, collaborator permissions); every call is recorded
 (method, path, query, status, monotonic time, JSON body, who authenticated). Responses carry
 the shapes of GitHub's own (2022-11-28 REST shapes, which githubkit's generated models parse;
-`tests/test_fake_github.py` proves it endpoint by endpoint), the status codes, headers and
-error bodies of the recordings in `../shared/fixtures/github-rest/`, and GitHub's limits
-(65,536-character comments, 65,535-character check-run summaries, 50 annotations a request).
+`tests/unit/support/test_fake_github.py` proves it endpoint by endpoint), the status codes,
+headers and error bodies of GitHub's recorded answers (octokit/fixtures' normalized
+recordings: `link` pagination, rate-limit headers, 422 "Validation Failed"), and GitHub's
+limits (65,536-character comments, 65,535-character check-run summaries, 50 annotations a request).
 
 Auth is checked like GitHub does it: the App's routes want an RS256 JWT signed by the key
 registered with `set_app_key`; everything else wants an installation token it issued (or a

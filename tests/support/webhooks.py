@@ -30,9 +30,8 @@ from fastapi import FastAPI
 from bot.queue.jobs import JobRequest
 from bot.settings import Settings
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "github-webhooks"
-if not FIXTURES.is_dir():
-    FIXTURES = Path("/work/shared/fixtures/github-webhooks")
+# GitHub's own example payloads, kept in the repository (tests/fixtures/github-webhooks/README.md).
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "github-webhooks"
 SECRET = "test-webhook-secret"
 # The web process keeps deliveries Redis would not take in its database: one SQLite file
 # per app, in a directory removed when the test process ends (never the user's own store).

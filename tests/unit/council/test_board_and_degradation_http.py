@@ -121,7 +121,7 @@ async def test_why_this_board_is_the_first_board_note_of_the_advisory(
     assert why in render_comment(advisory)
 
 
-# --- seed 001: limited advisory, partial synthesis ---------------------------------------------
+# --- lost seats: limited advisory, partial synthesis ---------------------------------------------
 
 
 async def test_limited_advisory_at_one_of_three_is_never_green(
@@ -278,7 +278,7 @@ async def test_model_strengths_decide_the_recommendation_on_a_tie_and_are_named(
     advisory = await Engine(registry, load_catalog(), InMemoryLedger()).deliberate(
         request("weighted", protocol="council", model_strengths=strong)
     )
-    # Votes are not weighted (DELIBERATION.md): the tie stands, a person decides.
+    # Votes are not weighted (docs/deliberation.md): the tie stands, a person decides.
     assert advisory.resolution is Resolution.ESCALATE
     assert conclusion_for(advisory) == "action_required"
     assert advisory.synthesis is not None

@@ -1,5 +1,6 @@
 """Board adjustments for one run (`/council board +x -y`), the "why this board" sentence and
-the under-size statement (issue 12, part 4; seed 000), on the shipped catalog."""
+the under-size statement (issue 12, part 4; docs/deliberation.md, "Convene"), on the
+shipped catalog."""
 
 from __future__ import annotations
 

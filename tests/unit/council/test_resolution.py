@@ -39,7 +39,8 @@ def _norm(text: str) -> str:
 
 
 def oracle(votes: list[Vote | None]) -> tuple[Resolution, set[str]]:
-    """The spec's rules as fractions, written apart from the implementation."""
+    """The rules of docs/deliberation.md ("Resolve") as fractions, written apart from the
+    implementation."""
     cast = [v for v in votes if v is not None]
     approvers = [v for v in cast if v.vote == "APPROVE"]
     if len(cast) < 2:

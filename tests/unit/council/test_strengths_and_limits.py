@@ -1,5 +1,6 @@
-"""Model strengths are tie-breakers, not vetoes (seed 001); one seat never approves alone;
-the operator's COUNCIL_MODEL_STRENGTHS and the repo's chair_votes are validated."""
+"""Model strengths are tie-breakers, not vetoes (docs/deliberation.md, "Model strengths");
+one seat never approves alone; the operator's COUNCIL_MODEL_STRENGTHS and the repo's
+chair_votes are validated."""
 
 from __future__ import annotations
 
