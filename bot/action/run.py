@@ -27,22 +27,20 @@ from githubkit.rest.paginator import Paginator
 from githubkit_schemas.latest.models import CheckRun, IssueComment
 
 from bot.action.event import ActionEnv, Note, decide
-from bot.action.publish import (
-    COMMENT_WAIT_S,
-    ActionCheckRun,
-    post_advisory_comment,
-    without_verdict,
-)
+from bot.action.publish import post_advisory_comment
 from bot.action.transcript import write_transcript
+from bot.forge import PostedComment, PullInfo
 from bot.github.client import RepoClient
 from bot.github.errors import GitHubError, github_errors
-from bot.github.fetch import PullInfo, fetch_diff, fetch_pull
-from bot.github.permissions import can_trigger
-from bot.github.publish import CheckRunPublisher, PostedComment, react, reply
+from bot.github.forge import WORKFLOW, GitHubForge
+from bot.github.publish import CheckRunPublisher
 from bot.github.snapshot import MemoryBlobCache
-from bot.queue.admission import DENIED, Admitted, Skip, admit_automatic
-from bot.queue.control import help_text
-from bot.queue.failures import explain_failure
+from bot.pr.admission import DENIED, Admitted, Skip, admit_automatic
+from bot.pr.comment import COMMENT_WAIT_S
+from bot.pr.failures import explain_failure
+from bot.pr.notes import help_text
+from bot.pr.review import available_models, open_record, review_options, without_verdict
+from bot.pr.status import StatusRun
 from bot.queue.jobs import JobRequest
 from bot.render.checks import CHECK_RUN_NAME
 from bot.review import (
@@ -53,7 +51,7 @@ from bot.review import (
     Resolution,
     load_catalog,
 )
-from bot.review.assemble import PreparedReview, ReviewError, ReviewOptions, prepare_review
+from bot.review.assemble import PreparedReview, ReviewError, prepare_review
 from bot.review.inline import DiffLines, publish_inline
 from bot.review.inputs import review_topic
 from bot.review.local import NothingToReview
@@ -63,7 +61,6 @@ from bot.review.setup import RepoSetup, SetupError
 from bot.review.sources import PullSource
 from bot.settings import Settings
 from bot.store.db import Database
-from bot.store.records import create_deliberation
 from bot.web.routing import InvalidPayload
 
 __all__ = ["ActionFailed", "Outcome", "run_action", "write_summary"]
@@ -132,26 +129,28 @@ async def run_action(env: ActionEnv, settings: Settings) -> Outcome:
         return Outcome("Nothing to do: the event names no pull request.")
     async with RepoClient.from_token(env.token, request.repo or env.repository, settings) as client:
         try:
-            return await _handle(env, settings, client, request, request.pr_number)
+            forge = GitHubForge(client, WORKFLOW)
+            return await _handle(env, settings, forge, request, request.pr_number)
         except GitHubError as error:
             reason = explain_failure(error, delivery_id=env.delivery_id, runner="action")
             raise ActionFailed(reason) from error
 
 
 async def _handle(
-    env: ActionEnv, settings: Settings, client: RepoClient, request: JobRequest, pr: int
+    env: ActionEnv, settings: Settings, forge: GitHubForge, request: JobRequest, pr: int
 ) -> Outcome:
+    client = forge.client
     if request.trigger in ("command", "help", "cancel"):
-        if not await can_trigger(client, request.sender_login):
-            await _refuse(env, settings, client, request, pr)
+        if not await forge.can_trigger(request.sender_login):
+            await _refuse(env, settings, forge, request, pr)
             return Outcome(
                 f"@{request.sender_login} may not convene the council (no write access)."
             )
         if request.comment_id is not None:
-            await _acknowledge(client, request.comment_id)
-    pull = await fetch_pull(client, pr)
+            await _acknowledge(forge, request.comment_id)
+    pull = await forge.pull(pr)
     if request.trigger == "cancel":
-        return await _cancel(client, request, pull)
+        return await _cancel(forge, request, pull)
     cache = MemoryBlobCache()  # one run: config, personas and files share it
     text, loaded = await read_repo_config(client, pull, settings, cache)
     admitted = Admitted(pull, request.protocol, text, loaded)
@@ -165,19 +164,20 @@ async def _handle(
             return Outcome(f"Skipped: {pull.head_sha[:7]} was already reviewed.")
     setup = await pull_setup(client, pull, settings, load_catalog(), text, cache)
     if request.trigger == "help":
-        await reply(client, pr, help_text(setup))
+        await forge.reply(pr, help_text(setup))
         return Outcome("Posted the grammar and the effective configuration.")
-    review = _Review(env, settings, client, request, admitted, setup, publisher, cache)
+    review = _Review(env, settings, forge, request, admitted, setup, publisher, cache)
     return await review.run()
 
 
 async def _refuse(
-    env: ActionEnv, settings: Settings, client: RepoClient, request: JobRequest, pr: int
+    env: ActionEnv, settings: Settings, forge: GitHubForge, request: JobRequest, pr: int
 ) -> None:
     """The App's refusal, at most once per PR per `permission_reply_interval_s`: the App
     keeps the window in Redis; here the PR's comments say when we last refused."""
     window = timedelta(seconds=settings.permission_reply_interval_s)
     since = datetime.now(UTC) - window
+    client = forge.client
     with github_errors("list the pull request's comments"):
         pages: Paginator[IssueComment] = client.rest.paginate(
             client.rest.issues.async_list_comments,
@@ -192,12 +192,12 @@ async def _refuse(
             ours = author == env.login and DENIED in (comment.body or "")
             if ours and comment.created_at >= since:
                 return
-    await reply(client, pr, f"@{request.sender_login} {DENIED}")
+    await forge.reply(pr, f"@{request.sender_login} {DENIED}")
 
 
-async def _acknowledge(client: RepoClient, comment_id: int) -> None:
+async def _acknowledge(forge: GitHubForge, comment_id: int) -> None:
     try:
-        await react(client, comment_id, "eyes")
+        await forge.react(comment_id, "eyes")
     except GitHubError as error:  # "seen" must not stop the review
         log.warning("reaction_failed", comment_id=comment_id, error=str(error))
 
@@ -218,16 +218,15 @@ async def _reviewed(publisher: CheckRunPublisher, head_sha: str) -> bool:
     return any(r.status == "completed" and r.conclusion != "cancelled" for r in runs)
 
 
-async def _cancel(client: RepoClient, request: JobRequest, pull: PullInfo) -> Outcome:
+async def _cancel(forge: GitHubForge, request: JobRequest, pull: PullInfo) -> Outcome:
     """The running review's workflow run is cancelled by this one starting (the example
     workflow's `concurrency` group); its check run is closed here in case it could not."""
-    publisher = CheckRunPublisher(client, update_interval_s=0.0)
+    publisher = CheckRunPublisher(forge.client, update_interval_s=0.0)
     running = [r for r in await _council_runs(publisher, pull.head_sha) if r.status != "completed"]
     for run in running:
         await publisher.cancel(run.id, f"Cancelled by @{request.sender_login}.")
     if not running:
-        await reply(
-            client,
+        await forge.reply(
             pull.number,
             "There is no running deliberation to cancel (a review's workflow run is stopped "
             "as soon as another run for this pull request starts).",
@@ -239,7 +238,7 @@ async def _cancel(client: RepoClient, request: JobRequest, pull: PullInfo) -> Ou
 class _Review:
     env: ActionEnv
     settings: Settings
-    client: RepoClient
+    forge: GitHubForge
     request: JobRequest
     admitted: Admitted
     setup: RepoSetup
@@ -251,20 +250,24 @@ class _Review:
         protocol = self.admitted.protocol_for(setup.config, self.request.trigger)
         deliberation_id = str(uuid.uuid4())  # the record's, once it exists
         topic = review_topic(self.request.question)
-        check = ActionCheckRun(
-            self.publisher, pull.head_sha, protocol, self.env.run_url, gate=setup.config.gate
+        check = StatusRun(
+            self.publisher,
+            self.forge.capabilities,
+            pull.head_sha,
+            protocol,
+            self.env.run_url,
+            gate=setup.config.gate,
         )
         registry = ProviderRegistry(self.settings)
         with tempfile.TemporaryDirectory(prefix="council-") as tmp:
             db = Database(f"sqlite+aiosqlite:///{Path(tmp) / 'council.db'}")
             try:
                 await db.connect()
-                record = await create_deliberation(
+                record = await open_record(
                     db,
                     key=self.env.delivery_id,
-                    repo=self.client.full_name,
-                    pr_number=pull.number,
-                    head_sha=pull.head_sha,
+                    repo=self.forge.full_name,
+                    pull=pull,
                     trigger=self.request.trigger,
                     protocol=protocol,
                     topic=topic,
@@ -297,25 +300,19 @@ class _Review:
         self,
         db: Database,
         registry: ProviderRegistry,
-        check: ActionCheckRun,
+        check: StatusRun,
         deliberation_id: str,
         protocol: str,
         topic: str,
     ) -> Outcome:
         pull, setup, request = self.admitted.pull, self.setup, self.request
-        options = ReviewOptions(
-            protocol=protocol,
-            question=topic,
-            debate_mode=request.debate_mode,
-            board_add=request.board_add,
-            board_remove=request.board_remove,
-            inline=request.inline,
-        )
-        available = [] if setup.config.models else await registry.available_models()
-        if not (setup.config.models or available):
-            raise ReviewError(NO_MODEL)
+        options = review_options(request, protocol, topic)
+        available = await available_models(setup, registry, NO_MODEL)
         source = PullSource(
-            self.client, pull, cache=self.cache, archive_max_bytes=self.settings.archive_max_bytes
+            self.forge.client,
+            pull,
+            cache=self.cache,
+            archive_max_bytes=self.settings.archive_max_bytes,
         )
         try:
             prepared = await prepare_review(
@@ -355,10 +352,10 @@ class _Review:
         try:
             text = prepared.pr_diff
             if text is None:
-                text = (await fetch_diff(self.client, pull.number)).text
+                text = (await self.forge.diff(pull.number)).text
             lines = DiffLines.from_diff(text, prepared.built.hunk_lines)
             result = await publish_inline(
-                self.client,
+                self.forge.client,
                 pull.number,
                 pull.head_sha,
                 advisory,
@@ -366,7 +363,7 @@ class _Review:
                 db,
                 bot_login=self.env.login,
                 pr_author=pull.author_login,
-                can_resolve_threads=False,
+                can_resolve_threads=self.forge.capabilities.resolve_threads,
                 min_severity=self.setup.config.inline_min_severity,
                 post=True,
             )
@@ -375,7 +372,7 @@ class _Review:
             return advisory
         return result.advisory
 
-    async def _publish(self, check: ActionCheckRun, advisory: Advisory) -> Outcome:
+    async def _publish(self, check: StatusRun, advisory: Advisory) -> Outcome:
         """The comment, then the check run with the verdict. A comment GitHub will not
         take (a missing permission, a GitHub that keeps failing) does not keep the verdict
         from the check run: it completes without the comment, saying why."""
@@ -383,7 +380,7 @@ class _Review:
         try:
             comment: PostedComment | None = await asyncio.wait_for(
                 post_advisory_comment(
-                    self.client, pull.number, advisory, self.setup, self.env.login
+                    self.forge, pull.number, advisory, self.setup, self.env.login
                 ),
                 COMMENT_WAIT_S,
             )
@@ -395,7 +392,7 @@ class _Review:
         conclusion = await check.verdict(advisory, self.setup, comment, note=missing)
         log.info(
             "action_published",
-            repo=self.client.full_name,
+            repo=self.forge.full_name,
             pr=pull.number,
             resolution=advisory.resolution.value,
             conclusion=conclusion,
@@ -414,6 +411,6 @@ class _Review:
         if request.trigger != "command":
             return
         try:
-            await reply(self.client, self.admitted.pull.number, f"@{request.sender_login} {reason}")
+            await self.forge.reply(self.admitted.pull.number, f"@{request.sender_login} {reason}")
         except GitHubError as failed:
             log.warning("failure_reply_failed", error=str(failed))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
 
 import pydantic
 from githubkit.exception import (
@@ -21,6 +20,15 @@ from githubkit.exception import (
     RequestError,
     RequestFailed,
     RequestTimeout,
+)
+
+from bot.forge.errors import (
+    ForgeAuthError,
+    ForgeError,
+    ForgeNotFound,
+    ForgeRateLimited,
+    ForgeUnavailable,
+    ForgeValidationError,
 )
 
 __all__ = [
@@ -36,61 +44,27 @@ __all__ = [
 _REASON_MAX = 500
 
 
-class GitHubError(RuntimeError):
+class GitHubError(ForgeError):
     """A GitHub call failed. `status` is None when no answer came back."""
 
-    def __init__(
-        self,
-        reason: str,
-        *,
-        status: int | None = None,
-        method: str = "",
-        path: str = "",
-        codes: tuple[str, ...] = (),
-    ) -> None:
-        call = f"{method} {path}".strip()
-        where = f"{call} -> {status}" if status is not None else call
-        super().__init__(f"{where}: {reason}" if where else reason)
-        self.reason = reason
-        self.status = status
-        self.method = method
-        self.path = path
-        # The `code` of each entry in GitHub's `errors` list (e.g. "too_large", "invalid").
-        self.codes = codes
-        # What we were doing, in words ("create the check run"); set by `github_errors`.
-        self.action = ""
 
-
-class GitHubNotFound(GitHubError):
+class GitHubNotFound(GitHubError, ForgeNotFound):
     """404: missing, or not visible to this installation (GitHub does not say which)."""
 
 
-class GitHubValidationError(GitHubError):
+class GitHubValidationError(GitHubError, ForgeValidationError):
     """422 (or a request body githubkit refused to send): the request itself was wrong."""
 
 
-class GitHubAuthError(GitHubError):
+class GitHubAuthError(GitHubError, ForgeAuthError):
     """401, or 403 that is not a rate limit: credentials or permissions."""
 
 
-class GitHubRateLimited(GitHubError):
+class GitHubRateLimited(GitHubError, ForgeRateLimited):
     """A rate limit that outlasted the retries (or asked for a longer wait than allowed)."""
 
-    def __init__(
-        self,
-        reason: str,
-        *,
-        retry_after: timedelta,
-        status: int | None = None,
-        method: str = "",
-        path: str = "",
-        codes: tuple[str, ...] = (),
-    ) -> None:
-        super().__init__(reason, status=status, method=method, path=path, codes=codes)
-        self.retry_after = retry_after
 
-
-class GitHubUnavailable(GitHubError):
+class GitHubUnavailable(GitHubError, ForgeUnavailable):
     """5xx, a timeout, or no connection."""
 
 

@@ -8,14 +8,14 @@ repo's configuration and agents are read from the default branch only, never fro
 from __future__ import annotations
 
 import base64
-from typing import Literal
 from urllib.parse import quote
 
 from githubkit.rest.paginator import Paginator
 from githubkit_schemas.latest.models import Commit, ContentFile, DiffEntry
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
 from bot.config import AGENTS_DIR, CONFIG_PATH
+from bot.forge.types import PullDiff, PullFile, PullInfo
 from bot.github.client import RepoClient
 from bot.github.errors import GitHubError, GitHubNotFound, github_errors
 
@@ -40,60 +40,6 @@ MAX_AGENT_FILES = 50
 PER_PAGE = 100
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
 RAW_MEDIA_TYPE = "application/vnd.github.raw"
-
-FileStatus = Literal["added", "removed", "modified", "renamed", "copied", "changed", "unchanged"]
-
-
-class PullInfo(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    number: int
-    title: str
-    body: str
-    head_sha: str
-    head_ref: str
-    head_repo: str | None  # "owner/name"; None when the fork was deleted
-    base_ref: str
-    base_repo: str
-    default_branch: str
-    draft: bool
-    state: str  # "open" or "closed"
-    merged: bool
-    labels: list[str]
-    author_login: str
-
-    @property
-    def is_fork(self) -> bool:
-        return self.head_repo != self.base_repo
-
-
-class PullFile(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    path: str
-    status: FileStatus
-    additions: int
-    deletions: int
-    previous_path: str | None = None
-    patch: str | None = None  # None for binary files and patches GitHub will not show
-
-
-class PullDiff(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    text: str
-    # True when GitHub refused the diff as too large and it was rebuilt from the files'
-    # patches (then `files_without_patch` lists the files whose changes are not in it).
-    rebuilt_from_files: bool = False
-    files_without_patch: list[str] = Field(default_factory=list)
-    # Rebuilt: why GitHub refused it ("more than 300 files"), each file without a patch and
-    # why (bot.github.files_diff.skipped_reason), how many files were listed, and whether
-    # the files API's 3,000-file limit cut the list.
-    refused: str = ""
-    skipped: dict[str, str] = Field(default_factory=dict)
-    listed: int = 0
-    capped: bool = False
-
 
 # -- the pull request ------------------------------------------------------------------------
 # Parsed with our own narrow models: githubkit's generated PullRequest requires keys (e.g.

@@ -21,8 +21,8 @@ from githubkit_schemas.latest.models import (
     IssueComment,
     ReposOwnerRepoCommitsRefCheckRunsGetResponse200,
 )
-from pydantic import BaseModel, ConfigDict
 
+from bot.forge.types import PostedComment
 from bot.github.client import RepoClient
 from bot.github.errors import GitHubError, GitHubValidationError, github_errors
 from bot.render.checks import (
@@ -51,14 +51,6 @@ OUTPUT_MAX = 65_535
 PER_PAGE = 100
 
 ReactionContent = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
-
-
-class PostedComment(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    id: int
-    html_url: str
-    created: bool = True  # False when an existing comment was updated
 
 
 # -- comments and reactions ------------------------------------------------------------------

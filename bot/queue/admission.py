@@ -11,43 +11,21 @@ permission, after the client's retries) gets a reply saying what failed and to t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from bot.forge import PullInfo
 from bot.github.client import RepoClient
 from bot.github.errors import GitHubError
-from bot.github.fetch import PullInfo, fetch_pull
+from bot.github.fetch import fetch_pull
 from bot.github.permissions import can_trigger
 from bot.github.publish import react, reply
+from bot.pr.admission import DENIED, Admitted, Skip, admit_automatic
+from bot.pr.failures import explain_failure
 from bot.queue.deps import WorkerDeps
-from bot.queue.failures import explain_failure
 from bot.queue.jobcontext import JobContext
 from bot.queue.jobs import JobRequest
 from bot.render.checks import BUTTON_DEBATE
-from bot.review import ConfigResult, EffectiveConfig
+from bot.review import EffectiveConfig
 from bot.review.pull import read_repo_config
 from bot.store.records import find_by_check_run
-
-DENIED = (
-    "Only people with write or admin access to this repository can convene the council. "
-    "(This note is posted at most once an hour per pull request.)"
-)
-
-
-class Skip(Exception):
-    """The trigger does not apply (a label that is not a trigger, a draft, a stale push)."""
-
-
-@dataclass
-class Admitted:
-    pull: PullInfo
-    protocol: str | None  # asked for explicitly (a command, a re-run); None: the config's
-    config_text: str | None  # `.github/council.yml` on the default branch
-    loaded: ConfigResult  # validated without personas: enough for the gate
-
-    def protocol_for(self, config: EffectiveConfig, trigger: str) -> str:
-        if self.protocol is not None:
-            return self.protocol
-        return config.push_protocol if trigger == "push" else config.protocol
 
 
 async def admit(ctx: JobContext) -> Admitted:
@@ -120,25 +98,6 @@ async def _admit_command(ctx: JobContext, pull: PullInfo) -> None:
 
 def _admit_automatic(ctx: JobContext, pull: PullInfo, config: EffectiveConfig) -> None:
     admit_automatic(ctx.request, pull, config)
-
-
-def admit_automatic(request: JobRequest, pull: PullInfo, config: EffectiveConfig) -> None:
-    """A label or push trigger against the PR and the repo's config: `Skip` with the
-    reason when it does not apply (the GitHub Action asks the same)."""
-    if pull.state != "open":
-        raise Skip("the pull request is closed")
-    if pull.draft and not config.review_drafts:
-        raise Skip("draft pull request (review_drafts is off)")
-    if request.trigger == "label" and not config.is_trigger_label(request.label or ""):
-        raise Skip(f"label {request.label!r} is not a trigger label")
-    if request.trigger != "push":
-        return
-    if not config.auto_review_on_push:
-        raise Skip("auto_review_on_push is off")
-    if not any(config.is_trigger_label(label) for label in pull.labels):
-        raise Skip("the pull request carries no trigger label")
-    if request.head_sha and request.head_sha != pull.head_sha:
-        raise Skip("a newer push exists; its own job reviews it")
 
 
 async def _acknowledge(ctx: JobContext, comment_id: int) -> None:

@@ -13,14 +13,15 @@ import asyncio
 
 from bot.github.publish import CheckRunPublisher
 from bot.metrics import OUTCOMES
-from bot.queue.failures import explain_failure
+from bot.pr.failures import explain_failure
+from bot.pr.notes import convening
 from bot.queue.jobcontext import JobContext
 from bot.queue.jobs import job_timeout_s
 from bot.queue.links import transcript_url
 from bot.render import render_check_run
 from bot.render.checks import CheckRunOutput
 from bot.render.conclusion import Gate, conclusion_for
-from bot.review import Advisory, ConfigResult, ProgressEvent, Resolution
+from bot.review import Advisory, ProgressEvent, Resolution
 from bot.review.tracked import carried_verdict
 from bot.store.records import DeliberationRecord, DeliberationStatus, record_publication, set_status
 
@@ -49,8 +50,8 @@ class CheckRunLifecycle:
         if found is None and not fresh:
             found = await self.publisher.find(record.head_sha, record.id)
         if found is None:
-            # `note`: the repo's setup problems (bot.queue.problems.setup_note), said at once.
-            summary = f"The council ({record.protocol}) is convening.{note}"
+            # `note`: the repo's setup problems (bot.pr.notes.setup_note), said at once.
+            summary = convening(record.protocol, note)
             found = await self.publisher.create(
                 record.head_sha, external_id=record.id, title="Council convening", summary=summary
             )
@@ -180,15 +181,3 @@ class CheckRunLifecycle:
             advisory_json=advisory.model_dump_json() if advisory.carried_from else None,
         )
         OUTCOMES.labels(ended.value).inc()
-
-
-def issues_note(loaded: ConfigResult) -> str:
-    if not loaded.issues:
-        return ""
-    lines = [
-        f"- `{i.key}`: {i.reason}" + (f" (line {i.line})" if i.line else "") for i in loaded.issues
-    ]
-    return (
-        "\n\n**`.github/council.yml` has problems; defaults were used for these keys:**\n"
-        + "\n".join(lines)
-    )

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import structlog
 
-from bot.commands import GRAMMAR_HELP
 from bot.github.fetch import fetch_pull
 from bot.github.permissions import can_trigger
 from bot.github.publish import react, reply
+from bot.pr.notes import help_text
 from bot.queue.admission import refuse
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobs import JobRequest
-from bot.queue.problems import persona_note
-from bot.review import render_effective
 from bot.review.pull import pull_setup, read_repo_config
-from bot.review.setup import RepoSetup
 from bot.store.records import running_for_pr
 
 log = structlog.get_logger(__name__)
@@ -35,11 +32,6 @@ async def reply_help(deps: WorkerDeps, request: JobRequest) -> str:
         setup = await pull_setup(client, pull, deps.settings, deps.catalog, text)
         await reply(client, request.pr_number, help_text(setup))
     return "help posted"
-
-
-def help_text(setup: RepoSetup) -> str:
-    effective = render_effective(setup.config, setup.loaded.issues)
-    return f"{GRAMMAR_HELP}\n{effective}{persona_note(setup)}"
 
 
 async def cancel(deps: WorkerDeps, request: JobRequest) -> str:

@@ -14,34 +14,41 @@ from datetime import UTC, datetime
 
 from arq.worker import Retry
 
-from bot.github.errors import GitHubError
+from bot.forge import ForgeError
 from bot.metrics import DELIBERATION_SECONDS, GITHUB_REVIEWS_WAITING
-from bot.queue.admission import Admitted, Skip, admit, reply_failure
+from bot.pr.admission import Admitted, Skip
+from bot.pr.books import record_request, resumes
+from bot.pr.notes import setup_note
+from bot.pr.review import available_models, open_record, review_options, without_verdict
+from bot.queue.admission import admit, reply_failure
 from bot.queue.checkrun import CheckRunLifecycle
 from bot.queue.deps import WorkerDeps
 from bot.queue.inline_step import InlineRequest
 from bot.queue.jobcontext import AUTOMATIC, JobContext
 from bot.queue.jobs import JobRequest
 from bot.queue.lease import Lease, LeaseLost
-from bot.queue.problems import setup_note
 from bot.queue.publishing import publish
 from bot.queue.spend import DailyCapReached, cost_cap
-from bot.review import Advisory, Resolution
-from bot.review.assemble import PreparedReview, ReviewError, ReviewOptions, prepare_review
+from bot.review import Resolution
+from bot.review.assemble import PreparedReview, prepare_review
 from bot.review.inputs import review_topic
 from bot.review.local import NothingToReview
 from bot.review.pull import pull_setup
-from bot.review.run import deliberate, record_request, registry_preflight, resumes
+from bot.review.run import deliberate, registry_preflight
 from bot.review.setup import RepoSetup
 from bot.review.sources import PullSource
 from bot.review.tracked import incremental_base, track_findings
 from bot.store.records import (
     DeliberationRecord,
     DeliberationStatus,
-    create_deliberation,
     find_deliberation,
     reviewed_at,
     running_for_pr,
+)
+
+NO_MODEL = (
+    "No model is configured for the council: the operator sets COUNCIL_MODELS or a "
+    "provider key (ANTHROPIC_API_KEY, OPENAI_API_KEY)."
 )
 
 
@@ -98,7 +105,7 @@ class DeliberationJob:
                     lifecycle = CheckRunLifecycle(ctx, started)
             if lifecycle is not None:
                 await lifecycle.waiting(text)
-        except GitHubError:  # saying so is worth a request, not a failed review
+        except ForgeError:  # saying so is worth a request, not a failed review
             ctx.log.warning("rate_limit_note_failed")
         await ctx.deps.state.waited(self.job_id, wait_s)
         raise Retry(defer=wait_s)
@@ -125,7 +132,7 @@ class DeliberationJob:
                 admitted.config_text,
                 ctx.blob_cache(),
             )
-        except GitHubError as error:  # nothing is open yet: say it where it was asked
+        except ForgeError as error:  # nothing is open yet: say it where it was asked
             ctx.log.exception("personas_unreadable")
             await reply_failure(ctx, error)
             return "failed: the repository's personas could not be read"
@@ -144,12 +151,11 @@ class DeliberationJob:
             ctx.log.info("job_skipped", reason="this head SHA was already reviewed")
             return "skipped: already reviewed at this head SHA"
         protocol = admitted.protocol_for(setup.config, ctx.request.trigger)
-        record = await create_deliberation(
+        record = await open_record(
             ctx.db,
             key=ctx.key,
             repo=ctx.request.repo,
-            pr_number=pull.number,
-            head_sha=pull.head_sha,
+            pull=pull,
             trigger=ctx.request.trigger,
             protocol=protocol,
             topic=review_topic(ctx.request.question),
@@ -234,12 +240,8 @@ class DeliberationJob:
         try:
             cap = await cost_cap(ctx, setup.config.max_cost_usd)
         except DailyCapReached as spent:  # said on the PR, before any GitHub read or call
-            stopped = Advisory(
-                deliberation_id=record.id,
-                protocol=record.protocol,
-                topic=record.topic,
-                resolution=Resolution.COST_LIMIT,
-                reason=str(spent),
+            stopped = without_verdict(
+                record.id, record.protocol, record.topic, Resolution.COST_LIMIT, str(spent)
             )
             await publish(ctx, lifecycle, admitted.pull, setup, stopped, "general")
             return stopped.resolution.value
@@ -286,20 +288,8 @@ class DeliberationJob:
     async def _prepare(
         self, ctx: JobContext, admitted: Admitted, setup: RepoSetup, record: DeliberationRecord
     ) -> PreparedReview:
-        options = ReviewOptions(
-            protocol=record.protocol,
-            question=record.topic,
-            debate_mode=ctx.request.debate_mode,
-            board_add=ctx.request.board_add,
-            board_remove=ctx.request.board_remove,
-            inline=ctx.request.inline,
-        )
-        available = [] if setup.config.models else await ctx.deps.providers.available_models()
-        if not (setup.config.models or available):
-            raise ReviewError(
-                "No model is configured for the council: the operator sets COUNCIL_MODELS or a "
-                "provider key (ANTHROPIC_API_KEY, OPENAI_API_KEY)."
-            )
+        options = review_options(ctx.request, record.protocol, record.topic)
+        available = await available_models(setup, ctx.deps.providers, NO_MODEL)
         # A push to a reviewed PR: the new commits only (bot.review.rereview).
         base = await incremental_base(
             ctx.db,

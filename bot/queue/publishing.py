@@ -31,6 +31,7 @@ from typing import Any
 import structlog
 from pydantic import BaseModel, ConfigDict
 
+from bot.forge import PostedComment
 from bot.github.client import RepoClient
 from bot.github.errors import (
     GitHubAuthError,
@@ -39,25 +40,22 @@ from bot.github.errors import (
     GitHubUnavailable,
 )
 from bot.github.fetch import PullInfo
-from bot.github.publish import (
-    CheckRunPublisher,
-    PostedComment,
-    comment_too_long,
-    upsert_sticky_comment,
-)
+from bot.github.forge import GitHubForge
+from bot.github.publish import CheckRunPublisher
 from bot.metrics import OUTCOMES
+from bot.pr.books import record_deferred, record_published
+from bot.pr.comment import COMMENT_WAIT_S, INLINE_WAIT_S, post_sticky
+from bot.pr.failures import explain_failure, missing_permission
+from bot.pr.notes import setup_note
 from bot.queue.checkrun import CheckRunLifecycle
 from bot.queue.deps import WorkerDeps
-from bot.queue.failures import explain_failure, missing_permission
 from bot.queue.inline_step import InlineRequest, inline_step
 from bot.queue.jobcontext import JobContext
 from bot.queue.links import transcript_url
-from bot.queue.problems import setup_note
 from bot.render import conclusion_for, render_check_run, render_comment
 from bot.render.checks import CheckRunOutput, Gate
 from bot.render.markdown import CommentOptions, comment_options
 from bot.review import Advisory
-from bot.review.run import record_deferred, record_published
 from bot.review.setup import RepoSetup
 from bot.store.records import (
     DeliberationRecord,
@@ -75,12 +73,6 @@ log = structlog.get_logger(__name__)
 PUBLISH_JOB = "publish_pending"  # the arq function that posts a kept advisory
 PUBLISH_TRIES = 8  # with the default 60 s doubling (capped): about an hour and a half
 PUBLISH_MAX_DEFER_S = 1800.0
-COMMENT_MAX_CHARS = 65_000
-COMMENT_MIN_CHARS = 1_000  # GitHub refusing less than this is not about length
-# The verdict reaches the check run within a minute of the advisory: the inline step and
-# the comment get this long each before the check run is completed without them.
-INLINE_WAIT_S = 15.0
-COMMENT_WAIT_S = 25.0
 
 
 class PendingPublication(BaseModel):
@@ -198,29 +190,25 @@ async def _post_comment(
         f"{deps.settings.key_prefix}:sticky:{record.repo}:{pr}",
         timeout=2 * deps.settings.github_retry_budget_s + 120,
     )
-    limit = COMMENT_MAX_CHARS
     options = pending.comment.model_copy(update={"gate": pending.gate})
-    while True:
-        body = render_comment(
+
+    def render(limit: int) -> str:
+        return render_comment(
             advisory,
             max_chars=limit,
             repo=record.repo,
             options=options,
             transcript_url=transcript_url(deps.settings, record.id),
         )
-        try:
-            async with lock:
-                return await upsert_sticky_comment(client, pr, body, login)
-        except GitHubError as error:
-            if not comment_too_long(error) or limit <= COMMENT_MIN_CHARS:
-                raise
-            limit = max(COMMENT_MIN_CHARS, min(limit, len(body)) // 2)
-            log.warning(
-                "comment_shortened",
-                deliberation_id=record.id,
-                refused_chars=len(body),
-                max_chars=limit,
-            )
+
+    def shortened(refused: int, limit: int) -> None:
+        log.warning(
+            "comment_shortened", deliberation_id=record.id, refused_chars=refused, max_chars=limit
+        )
+
+    return await post_sticky(
+        GitHubForge(client), pr, render, login, lock=lock, on_shortened=shortened
+    )
 
 
 _COMING = (

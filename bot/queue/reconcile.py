@@ -35,6 +35,13 @@ from arq.constants import in_progress_key_prefix, job_key_prefix, result_key_pre
 from bot.github.errors import GitHubError, GitHubRateLimited, GitHubUnavailable
 from bot.github.publish import CheckRunPublisher
 from bot.metrics import OUTCOMES
+from bot.pr.books import (
+    handed_back_since,
+    last_deferred,
+    record_resumed,
+    recorded_request,
+    resumes,
+)
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobs import JobFunction
 from bot.queue.lease import lease_key
@@ -43,13 +50,6 @@ from bot.queue.publishing import PUBLISH_JOB, PUBLISH_MAX_DEFER_S
 from bot.render import render_check_run
 from bot.render.conclusion import Conclusion, conclusion_for
 from bot.review import Advisory, Resolution
-from bot.review.run import (
-    handed_back_since,
-    last_deferred,
-    record_resumed,
-    recorded_request,
-    resumes,
-)
 from bot.store.records import (
     DeliberationRecord,
     DeliberationStatus,

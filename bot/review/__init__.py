@@ -5,7 +5,7 @@ configuration and personas + the operator's settings -> context -> council input
 engine run -> the recorded advisory.
 
 This package is also the outer layers' door to what a review is made of: the command line
-and the worker (ARCHITECTURE.md: they may import `review`, not `council`, `context`,
+and the worker (docs/architecture.md: they may import `review`, not `council`, `context`,
 `providers` or `config`) take the types and services they need from here by name. Each
 name loads its module on first use, so `council --help` pays for none of them.
 """

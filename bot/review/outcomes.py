@@ -35,7 +35,7 @@ from bot.context.diff import hunk_ranges
 from bot.council.advisory import Advisory, MergedFinding, SeatReport, finding_key
 from bot.council.ledger import EventKind
 from bot.council.places import Place, places
-from bot.github.fetch import PullFile
+from bot.forge import PullFile
 from bot.store.db import Database
 from bot.store.ledger import SqlLedger
 from bot.store.records import (

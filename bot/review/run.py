@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bot.council.advisory import Advisory
 from bot.council.budget import Budget, InMemoryBudget
@@ -28,7 +27,6 @@ if TYPE_CHECKING:  # SQLAlchemy costs a dry run time it does not need
 
 Progress = Callable[[ProgressEvent], None]
 Preflight = Callable[[list[str]], Awaitable[None]]
-Requested = tuple[str, dict[str, Any]]  # (job id, the job's request)
 
 
 async def track_records(db: Database, signals: ReviewSignals) -> list[PersonaRecord]:
@@ -189,94 +187,3 @@ async def review_and_record(
     finally:
         await registry.aclose()
         await db.dispose()
-
-
-async def record_published(
-    db: Database, deliberation_id: str, *, comment_id: int, check_run_id: int | None, task_type: str
-) -> None:
-    """The ledger's last step: where the advisory was published (a re-run skips it)."""
-    from bot.council.ledger import EventKind
-    from bot.store.ledger import SqlLedger
-
-    await SqlLedger(db).append(
-        deliberation_id,
-        EventKind.PUBLISHED,
-        {"comment_id": comment_id, "check_run_id": check_run_id, "task_type": task_type},
-        step="published",
-    )
-
-
-async def record_request(
-    db: Database, deliberation_id: str, *, job_id: str, request: dict[str, Any]
-) -> None:
-    """The job that asked for this deliberation, kept so that it can be run again by
-    another worker when its runner dies (whatever the queue still holds)."""
-    from bot.council.ledger import EventKind
-    from bot.store.ledger import SqlLedger
-
-    await SqlLedger(db).append(
-        deliberation_id,
-        EventKind.REQUESTED,
-        {"job_id": job_id, "request": request},
-        step="requested",
-    )
-
-
-async def recorded_request(db: Database, deliberation_id: str) -> Requested | None:
-    """(job id, request) as `record_request` kept them; None for a deliberation without."""
-    from bot.store.ledger import SqlLedger
-
-    event = await SqlLedger(db).step(deliberation_id, "requested")
-    if event is None:
-        return None
-    request = event.payload.get("request")
-    job_id = event.payload.get("job_id")
-    if not isinstance(request, dict) or not isinstance(job_id, str):
-        return None
-    return job_id, dict(request)
-
-
-async def record_resumed(db: Database, deliberation_id: str, *, reason: str) -> int:
-    """Note a hand-over to a live worker; returns how many there have been."""
-    from bot.council.ledger import EventKind
-    from bot.store.ledger import SqlLedger
-
-    ledger = SqlLedger(db)
-    await ledger.append(deliberation_id, EventKind.RESUMED, {"reason": reason})
-    return await resumes(db, deliberation_id)
-
-
-async def resumes(db: Database, deliberation_id: str) -> int:
-    from bot.council.ledger import EventKind
-    from bot.store.ledger import SqlLedger
-
-    events = await SqlLedger(db).events(deliberation_id)
-    return sum(1 for e in events if e.kind == EventKind.RESUMED)
-
-
-async def handed_back_since(db: Database, deliberation_id: str, since: datetime) -> bool:
-    """Whether the deliberation was handed to a live worker after `since`."""
-    from bot.council.ledger import EventKind
-    from bot.store.ledger import SqlLedger
-
-    events = await SqlLedger(db).events(deliberation_id)
-    return any(e.kind == EventKind.RESUMED and e.created_at > since for e in events)
-
-
-async def record_deferred(db: Database, deliberation_id: str, *, job: dict[str, Any]) -> None:
-    """The next try to post a kept advisory, so it can be scheduled again if the queue
-    loses it (Redis restarted without its data)."""
-    from bot.council.ledger import EventKind
-    from bot.store.ledger import SqlLedger
-
-    await SqlLedger(db).append(deliberation_id, EventKind.PUBLISH_DEFERRED, {"job": job})
-
-
-async def last_deferred(db: Database, deliberation_id: str) -> dict[str, Any] | None:
-    from bot.council.ledger import EventKind
-    from bot.store.ledger import SqlLedger
-
-    events = await SqlLedger(db).events(deliberation_id)
-    jobs = [e.payload.get("job") for e in events if e.kind == EventKind.PUBLISH_DEFERRED]
-    last = jobs[-1] if jobs else None
-    return dict(last) if isinstance(last, dict) else None

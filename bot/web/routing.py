@@ -1,4 +1,4 @@
-"""Which deliveries become jobs (PRODUCT.md, "Triggers and who may pull them"). Pure.
+"""Which deliveries become jobs (docs/architecture.md, "Triggers"). Pure.
 
 `route(event, delivery_id, body)` reads only the routing fields and returns the
 `JobRequest` to enqueue, or `Ignored` with the reason. Decisions that need the repository's

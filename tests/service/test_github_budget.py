@@ -18,7 +18,7 @@ from pathlib import Path
 
 from prometheus_client import REGISTRY
 
-from bot.review.run import resumes
+from bot.pr.books import resumes
 from bot.store.db import Database
 from tests.support.council_answers import CouncilScript
 from tests.support.diffs import diff_of

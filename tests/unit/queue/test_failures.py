@@ -15,8 +15,8 @@ from bot.github.errors import (
     GitHubRateLimited,
     GitHubUnavailable,
 )
+from bot.pr.failures import explain_failure
 from bot.providers import ConfigurationError, ProviderTimeout, ServerError
-from bot.queue.failures import explain_failure
 from bot.review import ConveneError
 
 DELIVERY = "72d3162e-cc78-11e3-81ab-4c9367dc0958"

@@ -18,10 +18,10 @@ from arq.connections import RedisSettings, create_pool
 from arq.constants import job_key_prefix
 
 from bot.github.publish import CheckRunPublisher
+from bot.pr.books import record_request, record_resumed
 from bot.queue.deps import WorkerDeps
 from bot.queue.lease import lease_key
 from bot.queue.reconcile import reconcile_once
-from bot.review.run import record_request, record_resumed
 from bot.store.records import (
     DeliberationRecord,
     DeliberationStatus,

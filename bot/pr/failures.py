@@ -16,13 +16,13 @@ from typing import Literal
 from redis.exceptions import RedisError
 from sqlalchemy.exc import SQLAlchemyError
 
-from bot.github.errors import (
-    GitHubAuthError,
-    GitHubError,
-    GitHubNotFound,
-    GitHubRateLimited,
-    GitHubUnavailable,
-    GitHubValidationError,
+from bot.forge.errors import (
+    ForgeAuthError,
+    ForgeError,
+    ForgeNotFound,
+    ForgeRateLimited,
+    ForgeUnavailable,
+    ForgeValidationError,
 )
 from bot.review import ConveneError, PreflightFailed, ProviderError
 from bot.review.assemble import ReviewError
@@ -83,7 +83,7 @@ _PROVIDER_CAUSES = {
 def explain_failure(error: BaseException, *, delivery_id: str, runner: Runner = "app") -> str:
     """What failed and what to do, in a sentence or two; never the exception's text,
     except the messages our own configuration errors write for users."""
-    if isinstance(error, GitHubError):
+    if isinstance(error, ForgeError):
         return f"{_github(error, runner)} {AGAIN}"
     if isinstance(error, ProviderError):
         return _provider(error, delivery_id)
@@ -101,7 +101,7 @@ def explain_failure(error: BaseException, *, delivery_id: str, runner: Runner = 
     return f"The council failed with an internal error. {AGAIN}{_ask(delivery_id)}"
 
 
-def missing_permission(error: GitHubError, runner: Runner = "app") -> str:
+def missing_permission(error: ForgeError, runner: Runner = "app") -> str:
     """What to grant for a refused call: the permission its path needs, where it is set."""
     named = next((names for pattern, names in _PERMISSIONS if pattern.search(error.path)), None)
     if runner == "action":
@@ -118,7 +118,7 @@ def missing_permission(error: GitHubError, runner: Runner = "app") -> str:
     )
 
 
-def _github(error: GitHubError, runner: Runner = "app") -> str:
+def _github(error: ForgeError, runner: Runner = "app") -> str:
     method = error.method.upper()
     what = next((noun for pattern, noun in _GITHUB_OBJECTS if pattern.search(error.path)), None)
     if not method:
@@ -131,18 +131,18 @@ def _github(error: GitHubError, runner: Runner = "app") -> str:
     return f"The council could not {action} ({_github_cause(error, runner)})."
 
 
-def _github_cause(error: GitHubError, runner: Runner) -> str:
-    if isinstance(error, GitHubRateLimited):
+def _github_cause(error: ForgeError, runner: Runner) -> str:
+    if isinstance(error, ForgeRateLimited):
         return "the App's rate limit was reached"
-    if isinstance(error, GitHubUnavailable):
+    if isinstance(error, ForgeUnavailable):
         if error.status is not None:
             return "server error"
         return "no answer in time" if "timed out" in error.reason else "no connection"
-    if isinstance(error, GitHubAuthError):
+    if isinstance(error, ForgeAuthError):
         return missing_permission(error, runner)
-    if isinstance(error, GitHubNotFound):
+    if isinstance(error, ForgeNotFound):
         return "not found: it may have been deleted, or the App cannot see it"
-    if isinstance(error, GitHubValidationError):
+    if isinstance(error, ForgeValidationError):
         return "GitHub refused the request as invalid"
     return f"GitHub answered {error.status}" if error.status is not None else "GitHub error"
 

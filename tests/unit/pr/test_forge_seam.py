@@ -1,0 +1,221 @@
+"""The forge seam: a second forge, written here with only the required part of
+`bot.forge.Forge` (no reactions, no annotations, no buttons, no `neutral`, no thread
+resolution), driven through the pull-request service, which falls back for each."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pytest
+
+from bot.forge import (
+    Capabilities,
+    Forge,
+    ForgeError,
+    ForgeValidationError,
+    PostedComment,
+    PullDiff,
+    PullInfo,
+)
+from bot.pr.admission import Skip, admit_automatic
+from bot.pr.comment import COMMENT_MAX_CHARS, post_sticky
+from bot.pr.review import without_verdict
+from bot.pr.status import StatusRun, settle
+from bot.render.checks import CheckRunAction, CheckRunOutput
+from bot.render.conclusion import Conclusion
+from bot.review import Resolution
+
+BARE = Capabilities(
+    annotations=False, buttons=False, neutral=False, reactions=False, resolve_threads=False
+)
+LIMIT = 3_000  # this forge refuses longer comments
+
+
+@dataclass
+class Completed:
+    status_id: int
+    output: CheckRunOutput
+    conclusion: Conclusion
+    actions: tuple[CheckRunAction, ...]
+
+
+@dataclass
+class BareStatus:
+    """A commit status: created, described, concluded (GitLab's and Gitea's shape)."""
+
+    completed: list[Completed] = field(default_factory=list)
+
+    async def create(self, head_sha: str, *, external_id: str, title: str, summary: str) -> int:
+        return 7
+
+    async def find(self, head_sha: str, external_id: str) -> int | None:
+        return None
+
+    async def progress(self, check_run_id: int, summary: str, *, title: str | None = None) -> bool:
+        return True
+
+    async def note(self, check_run_id: int, title: str, summary: str) -> None:
+        return None
+
+    async def complete(
+        self,
+        check_run_id: int,
+        output: CheckRunOutput,
+        conclusion: Conclusion,
+        *,
+        details_url: str | None = None,
+        actions: Sequence[CheckRunAction] = (),
+    ) -> None:
+        self.completed.append(Completed(check_run_id, output, conclusion, tuple(actions)))
+
+    async def cancel(self, check_run_id: int, reason: str) -> None:
+        return None
+
+
+@dataclass
+class BareForge:
+    """Only the required part of the protocol."""
+
+    status_report: BareStatus = field(default_factory=BareStatus)
+    comments: dict[int, str] = field(default_factory=dict)
+    refused: list[int] = field(default_factory=list)  # lengths refused as too long
+
+    @property
+    def full_name(self) -> str:
+        return "group/project"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return BARE
+
+    async def pull(self, number: int) -> PullInfo:
+        return PullInfo(
+            number=number,
+            title="t",
+            body="",
+            head_sha="a" * 40,
+            head_ref="feature",
+            head_repo="group/project",
+            base_ref="main",
+            base_repo="group/project",
+            default_branch="main",
+            draft=False,
+            state="closed",
+            merged=False,
+            labels=[],
+            author_login="author",
+        )
+
+    async def diff(self, number: int) -> PullDiff:
+        return PullDiff(text="")
+
+    async def can_trigger(self, login: str) -> bool:
+        return True
+
+    async def reply(self, pr: int, body: str) -> PostedComment:
+        return PostedComment(id=1, html_url="https://forge.example/c/1")
+
+    async def upsert_sticky(self, pr: int, body: str, login: str) -> PostedComment:
+        if len(body) > LIMIT:
+            self.refused.append(len(body))
+            raise ForgeValidationError("Note is too long", status=400)
+        self.comments[pr] = body
+        return PostedComment(id=2, html_url="https://forge.example/c/2")
+
+    def comment_too_long(self, error: ForgeError) -> bool:
+        return isinstance(error, ForgeValidationError) and "too long" in error.reason
+
+    def status(self, *, update_interval_s: float) -> BareStatus:
+        return self.status_report
+
+
+def test_the_bare_forge_is_a_forge_without_the_optional_parts() -> None:
+    forge: Forge = BareForge()
+    assert not hasattr(forge, "react")  # no `Reactions`: "seen" is skipped
+    assert forge.capabilities == BARE
+
+
+async def test_the_sticky_comment_is_rendered_shorter_until_the_forge_takes_it() -> None:
+    forge = BareForge()
+
+    def render(limit: int) -> str:
+        return "x" * limit
+
+    posted = await post_sticky(forge, 5, render, "council")
+    assert posted.html_url == "https://forge.example/c/2"
+    assert forge.refused == [COMMENT_MAX_CHARS, 32_500, 16_250, 8_125, 4_062]
+    assert len(forge.comments[5]) == 2_031
+
+
+async def test_a_comment_still_refused_at_the_shortest_gives_up() -> None:
+    forge = BareForge()
+    with pytest.raises(ForgeValidationError, match="too long"):
+        await post_sticky(forge, 5, lambda limit: "x" * 5_000, "council")
+    assert forge.refused == [5_000, 5_000, 5_000, 5_000]  # 65,000, 2,500, 1,250, 1,000
+    assert forge.comments == {}
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "conclusion", "actions"),
+    [(BARE, "success", ()), (Capabilities(), "neutral", "buttons")],
+)
+async def test_without_neutral_or_buttons_the_status_falls_back(
+    capabilities: Capabilities, conclusion: str, actions: object
+) -> None:
+    """An advisory gate's failed review is `neutral` on GitHub; on a forge without it,
+    `success` (neither blocks a merge), and without buttons there are none."""
+    forge = BareForge()
+    run = StatusRun(forge.status(update_interval_s=0), capabilities, "a" * 40, "vote", None)
+    run.gate = "advisory"
+    await run.open("d-1", setup=_NoSetup())  # type: ignore[arg-type]
+    failed = without_verdict("d-1", "vote", "review", Resolution.FAILED, "It failed.")
+    await run.without_verdict(failed)
+    [done] = forge.status_report.completed
+    assert done.conclusion == conclusion
+    assert (done.actions == ()) == (actions == ())
+    assert run.completed
+
+
+def test_without_annotations_they_are_dropped_from_the_status() -> None:
+    output = CheckRunOutput(
+        title="Approved",
+        summary="s",
+        annotations=[
+            {  # type: ignore[list-item]
+                "path": "a.py",
+                "start_line": 1,
+                "end_line": 1,
+                "annotation_level": "warning",
+                "title": "t",
+                "message": "m",
+            }
+        ],
+    )
+    shown, conclusion = settle(output, "success", BARE)
+    assert shown.annotations == [] and conclusion == "success"
+    kept, _ = settle(output, "success", Capabilities())
+    assert len(kept.annotations) == 1
+
+
+async def test_admission_reads_the_pull_request_through_the_seam() -> None:
+    pull = await BareForge().pull(3)
+    with pytest.raises(Skip, match="the pull request is closed"):
+        admit_automatic(_Push(), pull, config=None)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class _Push:
+    trigger: str = "push"
+    label: str | None = None
+    head_sha: str | None = None
+
+
+class _NoSetup:
+    """A repository whose council files all loaded: no setup note."""
+
+    class loaded:
+        issues: tuple[object, ...] = ()
+
+    class catalog:
+        issues: tuple[object, ...] = ()
