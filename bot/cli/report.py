@@ -11,6 +11,7 @@ from rich.console import Console
 
 from bot.render import conclusion_for, render_comment
 from bot.render.markdown import comment_options
+from bot.render.protocol_sections import json_parts
 from bot.render.terminal import render_advisory, render_text, summary_line
 from bot.render.usage import usage_json
 from bot.review import Advisory
@@ -81,11 +82,7 @@ def advisory_json(advisory: Advisory, markdown: str, gate: str = "verdict") -> d
         # What the council says of its own record (a chair's merge group it refused, ...).
         "notes": list(advisory.notes),
         "usage": usage_json(advisory.usage),
-        # A debate's report: mode, cycles, committee, positions, contention, tradeoffs,
-        # decision guide and confidence signals, the outside opinion (None elsewhere).
-        "debate": advisory.debate.model_dump(mode="json") if advisory.debate else None,
-        # The strategies report: classification, composition, rubric rows before and after
-        # critique, rounds, positions, matrix, winner, dropped, confidence (None elsewhere).
-        "strategies": advisory.strategies.model_dump(mode="json") if advisory.strategies else None,
+        # Each protocol's report under its name (bot.render.sections; None elsewhere).
+        **json_parts(advisory),
         "markdown": markdown,
     }

@@ -14,7 +14,7 @@ reconciliation, the conflict matrix's part of the verdict and the report.
 - resolve: the conflict matrix may only escalate (all analyses low; the top two close with
   contradictory verdicts); everything else is the resolution rules' verdict.
 
-Every call goes through `Engine._structured` (the ledger's `SeatCaller`): a resumed
+Every call goes through `bot.council.run.structured` (the ledger's `SeatCaller`): a resumed
 deliberation replays the answers it has and pays only for the calls it had not finished;
 the report is recomputed from the answers, so it is the same after a resume.
 """
@@ -23,15 +23,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from bot.council import prompts
 from bot.council.advisory import Resolution
 from bot.council.calls import CostLimitReached
 from bot.council.protocols import MAX_CRITIQUE_ROUNDS
 from bot.council.resolution import ResolutionResult
-from bot.council.schemas import Assessment
+from bot.council.run import Run, in_parallel, structured
 from bot.council.seats import Seat
 from bot.council.strategies import (
     LOW_FLOOR,
@@ -56,37 +54,16 @@ from bot.council.strategy_prompts import (
 )
 from bot.council.strategy_report import (
     RUBRIC,
-    CritiquePoint,
     LensChoice,
     Position,
     RubricRow,
     StrategiesReport,
     StrategyItem,
-    StrategyPlan,
-    StrategyRound,
 )
 from bot.council.strategy_schemas import CritiqueReply, Reconciliation
-
-if TYPE_CHECKING:
-    from bot.council.engine import Engine, _Run
+from bot.council.strategy_state import StrategiesState
 
 __all__ = ["StrategiesState", "counted_verdicts", "critique", "reconcile", "report", "resolve"]
-
-
-@dataclass
-class StrategiesState:
-    plan: StrategyPlan
-    # The independent analyses as they were (the seats' verdicts are revised after critique).
-    analyses: dict[str, Assessment] = field(default_factory=dict)
-    replies: dict[int, dict[str, CritiqueReply]] = field(default_factory=dict)
-    points: list[CritiquePoint] = field(default_factory=list)
-    rounds: list[StrategyRound] = field(default_factory=list)
-    known: set[str] = field(default_factory=set)
-    converged: bool = False
-    reconciliation: Reconciliation | None = None
-    reconciled: bool = False
-    reconcile_reason: str = ""
-    escalated: bool = False
 
 
 def counted_verdicts(found: list[Position]) -> dict[str, str]:
@@ -128,14 +105,13 @@ def _section(round_no: int, order: list[Seat], replies: Mapping[str, CritiqueRep
     return "\n".join(lines)
 
 
-def _state(run: _Run) -> StrategiesState | None:
+def _state(run: Run) -> StrategiesState | None:
     if run.strategies is None and run.convened.strategies is not None:
         run.strategies = StrategiesState(plan=run.convened.strategies)
     return run.strategies
 
 
-async def critique(engine: Engine, run: _Run) -> None:
-    from bot.council.engine import _in_parallel  # the engine imports this module
+async def critique(run: Run) -> None:
 
     state = _state(run)
     valid = run.valid()
@@ -147,7 +123,7 @@ async def critique(engine: Engine, run: _Run) -> None:
     state.known = known_locations(state.analyses)
     by_label = {s.label: s.seat_id for s in valid}
     for round_no in range(1, MAX_CRITIQUE_ROUNDS + 1):
-        engine._progress("critique", None, f"round {round_no}")
+        run.progress("critique", None, f"round {round_no}")
         transcript = run.transcript.text()
         replies: dict[str, CritiqueReply] = {}
 
@@ -160,7 +136,7 @@ async def critique(engine: Engine, run: _Run) -> None:
             out: dict[str, CritiqueReply] = replies,
         ) -> None:
             others = [(s.label, _strategy_name(s)) for s in valid if s.seat_id != seat.seat_id]
-            reply = await engine._structured(
+            reply = await structured(
                 run,
                 seat,
                 CRITIQUE_TOOL,
@@ -175,7 +151,7 @@ async def critique(engine: Engine, run: _Run) -> None:
                 out[seat.seat_id] = reply
 
         try:
-            await _in_parallel(valid, one)
+            await in_parallel(valid, one)
         except CostLimitReached as stop:
             stop.where = (
                 f"in cross-critique round {round_no}, after {len(replies)} of "
@@ -200,7 +176,7 @@ async def critique(engine: Engine, run: _Run) -> None:
     _revise_verdicts(run, state)
 
 
-def _revise_verdicts(run: _Run, state: StrategiesState) -> None:
+def _revise_verdicts(run: Run, state: StrategiesState) -> None:
     """The counted verdicts become the seats' verdicts, for the resolution rules."""
     counted = counted_verdicts(positions(state.analyses, state.replies))
     for seat_id, verdict in counted.items():
@@ -209,7 +185,7 @@ def _revise_verdicts(run: _Run, state: StrategiesState) -> None:
             record.assessment = record.assessment.model_copy(update={"verdict": verdict})
 
 
-async def reconcile(engine: Engine, run: _Run) -> None:
+async def reconcile(run: Run) -> None:
     state = _state(run)
     if state is None or not state.analyses:
         return
@@ -229,10 +205,10 @@ async def reconcile(engine: Engine, run: _Run) -> None:
         )
         return
     chair = run.convened.chair
-    engine._progress("reconcile", None, "started")
+    run.progress("reconcile", None, "started")
     others = [(labels[r.seat_id].label, labels[r.seat_id].persona_name, r.after) for r in scored]
     try:
-        answer = await engine._structured(
+        answer = await structured(
             run,
             chair,
             RECONCILE_TOOL,
@@ -257,7 +233,7 @@ async def reconcile(engine: Engine, run: _Run) -> None:
         run.notes.append("The chair's reconciliation failed; the strategies stand as scored.")
 
 
-def resolve(run: _Run, result: ResolutionResult) -> ResolutionResult:
+def resolve(run: Run, result: ResolutionResult) -> ResolutionResult:
     """The resolution rules' result, escalated where the conflict matrix says a person must
     decide (all analyses low; the top two close and contradictory)."""
     built = report(run)
@@ -274,7 +250,7 @@ def resolve(run: _Run, result: ResolutionResult) -> ResolutionResult:
     )
 
 
-def report(run: _Run) -> StrategiesReport | None:
+def report(run: Run) -> StrategiesReport | None:
     """The strategies report, recomputed from the answers (None for other protocols)."""
     state = _state(run)
     if state is None:

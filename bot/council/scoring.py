@@ -1,6 +1,6 @@
 """Board scoring: rank every persona against a change's signals, then seat a board.
 
-Four layers (DELIBERATION.md, "Board scoring"), each small and explainable:
+Four layers (docs/deliberation.md, "Board scoring"), each small and explainable:
 
 - semantic: the change's *concepts* (signal terms normalized through `CONCEPTS`, so
   "latency" and "performance" are one thing) against the persona's normalized task types:
@@ -74,7 +74,7 @@ class ReviewSignals(BaseModel):
 
 
 class PersonaRecord(BaseModel):
-    """A persona's recorded outcomes on one task type (PRODUCT.md, "Outcomes")."""
+    """A persona's recorded outcomes on one task type (docs/deliberation.md, "Outcomes")."""
 
     model_config = ConfigDict(frozen=True)
 

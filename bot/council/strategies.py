@@ -1,4 +1,4 @@
-"""The `strategies` protocol (seed 002 adapted to pull requests): what kind of task the
+"""The `strategies` protocol (docs/deliberation.md, "Strategies"): what kind of task the
 change is, which strategy lenses sit for it, and the deterministic part of the
 deliberation - the rubric, the bounded critique adjustments, the convergence and
 sycophancy checks, the conflict-resolution matrix and the plan confidence.
@@ -575,7 +575,7 @@ def spread(rows: Sequence[RubricRow]) -> float | None:
 
 def sycophancy_note(rows: Sequence[RubricRow], verdicts: Mapping[str, str]) -> str | None:
     """All analyses within `SYCOPHANCY_SPREAD` points and on one verdict: the council may
-    have failed to diversify (seed 002, "Consensus Check")."""
+    have failed to diversify (docs/deliberation.md, "Strategies")."""
     gap = spread(rows)
     if gap is None or gap > SYCOPHANCY_SPREAD or len(set(verdicts.values())) != 1:
         return None

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.council.advisory import Advisory, MergedFinding
 from bot.council.places import also_at_text
+from bot.council.protocols.debate import DEBATE
 from bot.render.conclusion import (
     Conclusion,
     Gate,
@@ -72,7 +73,7 @@ AnnotationLevel = Literal["notice", "warning", "failure"]
 
 CHECK_RUN_NAME = "Council"  # the App's check run; re-runs of anyone else's are not ours
 BUTTON_RECONVENE = "reconvene"  # requested_action identifiers
-BUTTON_DEBATE = "debate"
+BUTTON_DEBATE = DEBATE.name  # convenes the protocol of that name (full mode)
 ANNOTATIONS_PER_REQUEST = 50
 # GitHub's limits are 65,535 characters for summary and text; stay clear of them.
 _SUMMARY_MAX = 60_000

@@ -15,16 +15,25 @@ this module uses its helpers.
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-from bot.council.advisory import Advisory
-from bot.council.debate_report import DebateReport, PositionHistory, TradeoffRow
+from typing import Any
 
 # Module imports both ways (bot.render.markdown imports this module as a module too):
 # neither reads the other's names while loading, so either may be imported first.
-from bot.render import markdown as md
+import bot.render.blocks as blocks
+from bot.council.advisory import Advisory
+from bot.council.debate_report import DebateReport, PositionHistory, TradeoffRow
+from bot.council.protocols.debate import DEBATE
+from bot.render.sections import Sections
 from bot.safety import strip_invisible
 
-__all__ = ["MAX_GUIDE_ROWS", "debate_details", "debate_text", "debate_visible", "executive_line"]
+__all__ = [
+    "MAX_GUIDE_ROWS",
+    "SECTIONS",
+    "debate_details",
+    "debate_text",
+    "debate_visible",
+    "executive_line",
+]
 
 MAX_GUIDE_ROWS = 4  # decision-guide rows on the screen; the rest are collapsed
 UNSUPPORTED = "⚠️ no new evidence"
@@ -54,7 +63,7 @@ def _signals(report: DebateReport) -> str:
     c = report.confidence
     parts = []
     if c.panelists:
-        lean = f" lean {md._inline(c.lean, 60)}" if c.lean else ""
+        lean = f" lean {blocks.inline(c.lean, 60)}" if c.lean else ""
         parts.append(f"consensus {c.consensus}/{c.panelists}{lean}")
     if c.spread_min is not None and c.spread_max is not None:
         parts.append(f"confidence spread {c.spread_min}%–{c.spread_max}%")
@@ -69,9 +78,10 @@ def _signals(report: DebateReport) -> str:
 
 def _guide_table(report: DebateReport, limit: int | None = None) -> str:
     rows = [
-        [md.cell(p.condition, 160), md.cell(p.path, 160)] for p in report.decision_guide[:limit]
+        [blocks.cell(p.condition, 160), blocks.cell(p.path, 160)]
+        for p in report.decision_guide[:limit]
     ]
-    return md._table(["Condition", "Path"], rows) if rows else ""
+    return blocks.table(["Condition", "Path"], rows) if rows else ""
 
 
 def debate_visible(advisory: Advisory) -> str:
@@ -97,7 +107,7 @@ def _history(history: PositionHistory | None) -> str:
         return "-"
     steps = []
     for p in history.positions:
-        text = md._inline(p.position, 40)
+        text = blocks.inline(p.position, 40)
         when = "vote" if p.vote else f"cycle {p.cycle}"
         if p.shifted:
             text = f"**{text}** ({when}{', ' + UNSUPPORTED if p.unsupported else ''})"
@@ -111,25 +121,25 @@ def _committee(advisory: Advisory, report: DebateReport) -> str:
     histories = {h.seat_id: h for h in report.positions}
     rows = [
         [
-            md.cell(m.label, 20),
-            md.cell(m.name, 60),
-            md.cell(m.lens, 80),
-            md.cell(m.stance, 20),
-            md.cell(m.model, 60),
+            blocks.cell(m.label, 20),
+            blocks.cell(m.name, 60),
+            blocks.cell(m.lens, 80),
+            blocks.cell(m.stance, 20),
+            blocks.cell(m.model, 60),
             _history(histories.get(m.seat_id)),
         ]
         for m in report.committee
     ]
-    body = md._table(["Member", "Panelist", "Lens", "Stance", "Model", "Position history"], rows)
+    body = blocks.table(["Member", "Panelist", "Lens", "Stance", "Model", "Position history"], rows)
     if report.panel_problems:
         body += (
             "\n\n_The panel still breaks the panel rules: "
-            + md._inline("; ".join(report.panel_problems), 400)
+            + blocks.inline("; ".join(report.panel_problems), 400)
             + "._"
         )
-    return md._details(
+    return blocks.details(
         f"Debate: committee and position history ({len(report.committee)} panelists)",
-        md._capped([body], md.SECTION_CAPS["debate"], "part"),
+        blocks.capped([body], blocks.SECTION_CAPS["debate"], "part"),
     )
 
 
@@ -143,19 +153,19 @@ def _contention(advisory: Advisory, report: DebateReport) -> str:
         side_b = f"{target}: {p.counter}" if p.counter else target
         rows.append(
             [
-                md.cell(p.point, 200),
-                md.cell(side_a, 240),
-                md.cell(side_b, 160),
+                blocks.cell(p.point, 200),
+                blocks.cell(side_a, 240),
+                blocks.cell(side_b, 160),
                 _OUTCOME[p.outcome],
             ]
         )
     counts = {o: sum(1 for p in report.contention if p.outcome == o) for o in _OUTCOME}
     summary = ", ".join(f"{n} {o}" for o, n in counts.items() if n)
-    return md._details(
+    return blocks.details(
         f"Debate: contention points ({summary})",
-        md._capped(
-            [md._table(["Point", "Side A", "Side B", "Outcome"], rows)],
-            md.SECTION_CAPS["debate"],
+        blocks.capped(
+            [blocks.table(["Point", "Side A", "Side B", "Outcome"], rows)],
+            blocks.SECTION_CAPS["debate"],
         ),
     )
 
@@ -171,7 +181,7 @@ def _tradeoff_cell(row: TradeoffRow, option: str) -> str:
     found = next((o for o in row.options if o.option.strip().lower() == option.lower()), None)
     if found is None:
         return "-"
-    return md.cell(f"+ {found.pro} / − {found.con}", 220)
+    return blocks.cell(f"+ {found.pro} / − {found.con}", 220)
 
 
 def _tradeoff_map(report: DebateReport) -> str:
@@ -181,23 +191,23 @@ def _tradeoff_map(report: DebateReport) -> str:
     panelists = len(report.committee)
     rows = [
         [
-            md.cell(r.dimension, 80),
+            blocks.cell(r.dimension, 80),
             *(_tradeoff_cell(r, o) for o in options),
             f"{r.weight}/{panelists}",
         ]
         for r in report.tradeoffs
     ]
-    table = md._table(["Dimension", *(md.cell(o, 60) for o in options), "Weight"], rows)
+    table = blocks.table(["Dimension", *(blocks.cell(o, 60) for o in options), "Weight"], rows)
     note = "_Weight: how many panelists raised the dimension._"
-    return md._details(
+    return blocks.details(
         f"Debate: tradeoff map ({len(report.tradeoffs)} dimensions)",
-        md._capped([table, note], md.SECTION_CAPS["debate"], "part", "\n\n"),
+        blocks.capped([table, note], blocks.SECTION_CAPS["debate"], "part", "\n\n"),
     )
 
 
 def _listed(title: str, items: Sequence[str]) -> str:
     kept = [i for i in items if i.strip()]
-    return f"{title}: " + "; ".join(md._inline(i, 200) for i in kept) if kept else ""
+    return f"{title}: " + "; ".join(blocks.inline(i, 200) for i in kept) if kept else ""
 
 
 def _judge(advisory: Advisory) -> str:
@@ -216,16 +226,16 @@ def _judge(advisory: Advisory) -> str:
                 _listed("Framing issues", d.framing_issues),
                 _listed("Hidden assumptions", d.hidden_assumptions),
                 _listed("Blind spots", d.blind_spots),
-                f"Option C: {md._inline(d.option_c, 300)}" if d.option_c else "",
-                f"Meta insight: {md._inline(d.meta_insight, 300)}" if d.meta_insight else "",
+                f"Option C: {blocks.inline(d.option_c, 300)}" if d.option_c else "",
+                f"Meta insight: {blocks.inline(d.meta_insight, 300)}" if d.meta_insight else "",
             )
             if line
         ]
         parts.append("\n".join(lines))
     verdicts = ", ".join(j.decision.decision for j in advisory.judge_decisions)
-    return md._details(
+    return blocks.details(
         f"Debate: step-back judge ({verdicts})",
-        md._capped(parts, md.SECTION_CAPS["debate"], "cycle", "\n\n"),
+        blocks.capped(parts, blocks.SECTION_CAPS["debate"], "cycle", "\n\n"),
     )
 
 
@@ -234,30 +244,30 @@ def _outside(report: DebateReport) -> str:
     if out is None:
         return ""
     if out.opinion is None:
-        return md._details(
-            "Debate: outside opinion (none)", md._inline(out.note or "None was given.", 400)
+        return blocks.details(
+            "Debate: outside opinion (none)", blocks.inline(out.note or "None was given.", 400)
         )
     o = out.opinion
     lines = [
-        f"**{md.cell(out.model, 80)}**: {md._inline(o.position, 60)} "
+        f"**{blocks.cell(out.model, 80)}**: {blocks.inline(o.position, 60)} "
         f"({'agrees' if o.agrees_with_panel else 'disagrees'} with the panel's lean)",
-        f"- Key argument: {md._inline(o.key_argument, 400)}",
+        f"- Key argument: {blocks.inline(o.key_argument, 400)}",
     ]
     for line in (_listed("Risks", o.risks), _listed("Would change its mind", o.conditions)):
         if line:
             lines.append(f"- {line}")
     if out.note:
-        lines.append(f"\n_{md._inline(out.note, 300)}_")
-    return md._details(
-        f"Debate: outside opinion ({md.cell(out.model, 80)})",
-        md._capped(["\n".join(lines)], md.SECTION_CAPS["debate"]),
+        lines.append(f"\n_{blocks.inline(out.note, 300)}_")
+    return blocks.details(
+        f"Debate: outside opinion ({blocks.cell(out.model, 80)})",
+        blocks.capped(["\n".join(lines)], blocks.SECTION_CAPS["debate"]),
     )
 
 
 def _more_guide(report: DebateReport) -> str:
     if len(report.decision_guide) <= MAX_GUIDE_ROWS:
         return ""
-    return md._details("Debate: decision guide in full", _guide_table(report))
+    return blocks.details("Debate: decision guide in full", _guide_table(report))
 
 
 def debate_details(advisory: Advisory) -> list[str]:
@@ -278,7 +288,7 @@ def debate_details(advisory: Advisory) -> list[str]:
 
 def _plain(text: str | None, limit: int = 200) -> str:
     """Model text on one terminal line: invisible and control characters gone."""
-    return " ".join(md.clip(strip_invisible(text or ""), limit).split())
+    return " ".join(blocks.clip(strip_invisible(text or ""), limit).split())
 
 
 def debate_text(advisory: Advisory) -> list[str]:
@@ -326,3 +336,19 @@ def debate_text(advisory: Advisory) -> list[str]:
         )
         lines.append(f"  Outside opinion: {said}")
     return lines
+
+
+def _json(advisory: Advisory) -> Any:
+    # A debate's report: mode, cycles, committee, positions, contention, tradeoffs,
+    # decision guide and confidence signals, the outside opinion (None elsewhere).
+    return advisory.debate.model_dump(mode="json") if advisory.debate else None
+
+
+SECTIONS = Sections(
+    protocol=DEBATE.name,
+    dropped="the debate report (its lines above stay)",
+    head=debate_visible,
+    top=debate_details,
+    terminal=debate_text,
+    json=_json,
+)

@@ -57,12 +57,19 @@ from bot.council.advisory import (
 from bot.council.places import also_at_text
 from bot.council.resolution import MAX_CONDITIONS
 from bot.council.schemas import Assessment, Severity
-from bot.render import debate  # a module import: bot.render.debate imports this one
+from bot.render.blocks import CELL as _CELL
+from bot.render.blocks import ITEM as _ITEM
+from bot.render.blocks import SECTION_CAPS, cell, clip
+from bot.render.blocks import capped as _capped
+from bot.render.blocks import count as _count
+from bot.render.blocks import details as _details
+from bot.render.blocks import inline as _inline
+from bot.render.blocks import table as _table
 from bot.render.conclusion import conclusion_for, gate_note
+from bot.render.protocol_sections import SECTIONS
 from bot.render.scope import scope_visible
-from bot.render.strategies import strategies_details, strategies_line
 from bot.render.usage import cost_text, usage_notes
-from bot.safety import defuse_links, quote_markdown, sanitize_html_text, sanitize_inline
+from bot.safety import defuse_links, quote_markdown, sanitize_html_text
 
 __all__ = [
     "COMMENT_MARKER",
@@ -124,15 +131,6 @@ STATE_TEXT = {
 
 CommentMode = Literal["full", "compact"]
 VISIBLE_TARGET = 6_000  # characters outside <details>, for any protocol and board size
-# Each collapsed section's cap (characters of its body).
-SECTION_CAPS: dict[str, int] = {
-    "findings": 12_000,
-    "synthesis": 5_000,
-    "assessment": 4_000,
-    "discussion": 8_000,
-    "cost": 1_500,
-    "debate": 4_000,  # each of the debate report's sections (bot.render.debate)
-}
 MAX_ACTION_ITEMS = 5
 # Item caps of the visible part at scale 1.0 (`_SCALES` shrinks them when needed).
 _VISIBLE_CAPS = {
@@ -148,9 +146,7 @@ _VISIBLE_CAPS = {
     "note": 400,
 }
 _SCALES = (1.0, 0.75, 0.5, 0.35, 0.25)
-_CELL = 300
 _TITLE = 200
-_ITEM = 1_000
 
 
 class CommentOptions(BaseModel):
@@ -187,89 +183,18 @@ def comment_options(config: CommentKeys) -> CommentOptions:
     )
 
 
-# --- clipping at sentence boundaries ---------------------------------------------------------
-
-_SENTENCE_END = re.compile(r"[.!?…](?=[\"')\]]*(\s|$))[\"')\]]*|\n")
-
-
-def clip(text: str, limit: int) -> str:
-    """`text` in at most `limit` characters: whole sentences (or lines), then " …" where the
-    rest was left out. Only a first sentence longer than `limit` is cut, at a word."""
-    text = text.strip()
-    if len(text) <= limit:
-        return text
-    room = limit - 2  # for " …"
-    cut = 0
-    for m in _SENTENCE_END.finditer(text):
-        if m.end() > room:
-            break
-        cut = m.end()
-    kept = text[:cut].rstrip()
-    if kept:  # (text clipped before already ends "…": said once)
-        return kept if kept.endswith("…") else kept + " …"
-    words = text[: limit - 1]
-    space = words.rfind(" ")
-    if space > limit // 3:
-        words = words[:space]
-    return words.rstrip(" ,;:-") + "…"
-
-
-def cell(text: str | None, limit: int = _CELL) -> str:
-    """Model text as one table cell: sanitized, one line, `|` escaped."""
-    one_line = " ".join((text or "").split())
-    return sanitize_inline(clip(one_line, limit)).replace("|", "\\|") or " "
-
-
-def _inline(text: str, limit: int = _ITEM) -> str:
-    return sanitize_inline(clip(" ".join(text.split()), limit))
-
-
 def _block(text: str, limit: int) -> str:
     """Model prose of several lines as a block quote (`bot.safety.quote_markdown`): no
     heading, table, rule, fence or HTML of it can pass for the comment's own."""
     return quote_markdown(clip(text, limit))
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
 def _pct(fraction: float) -> str:
     return f"{round(fraction * 100)}%"
 
 
-def _details(summary: str, body: str) -> str:
-    # The blank lines let GitHub render Markdown inside the HTML block.
-    return f"<details>\n<summary>{summary}</summary>\n\n{body.strip()}\n\n</details>"
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def _bullets(items: Sequence[str], limit: int = _ITEM) -> str:
     return "\n".join(f"- {_inline(i, limit)}" for i in items if i.strip())
-
-
-def _capped(parts: Sequence[str], cap: int, noun: str = "item", sep: str = "\n") -> str:
-    """Whole parts while they fit in `cap`, then a line saying how many were left out."""
-    out: list[str] = []
-    used = 0
-    room = cap - 80  # for the line saying what was left out
-    for i, part in enumerate(parts):
-        if used + len(part) + len(sep) > room:
-            if not out:  # a first part alone too long: its whole sentences or lines
-                out.append(clip(part, room))
-                i += 1
-            left = len(parts) - i
-            if left:
-                out.append(f"\n_…{_count(left, noun)} left out for length._")
-            break
-        out.append(part)
-        used += len(part) + len(sep)
-    return sep.join(out)
 
 
 _DETAILS_BLOCK = re.compile(r"<details>.*?</details>", re.DOTALL)
@@ -579,7 +504,7 @@ def _visible(
         COMMENT_MARKER,
         *_verdict_lines(advisory, options, caps),
         scope_visible(advisory),  # a re-review, a diff built from the files API
-        debate.debate_visible(advisory),
+        *(s.head(advisory) for s in SECTIONS),
     ]
     if advisory.resolution in (Resolution.NO_QUORUM, Resolution.FAILED) and advisory.seats:
         parts.append(_seat_state_table(advisory))
@@ -594,7 +519,7 @@ def _visible(
         _conditions(advisory, caps),
         _action_items(advisory, caps),
         _votes(advisory, caps),
-        strategies_line(advisory, caps["sentence"]),
+        *(s.line(advisory, caps["sentence"]) for s in SECTIONS),
         _notes(advisory, caps, compact=options.comment == "compact"),
     ]
     return [p for p in parts if p]
@@ -857,8 +782,9 @@ class _Layout:
     discussion: list[str]
     all_findings: str = ""
     synthesis: str = ""
-    strategies: str = ""  # the strategies protocol's report (bot.render.strategies)
-    debate: list[str] = field(default_factory=list)  # the debate report (bot.render.debate)
+    # The protocol's collapsed report (bot.render.sections), with how it is said left out.
+    top: list[tuple[str, list[str]]] = field(default_factory=list)
+    report: list[tuple[str, str]] = field(default_factory=list)
     discussion_shown: int = 0
     dropped_assessments: int = 0
     dropped_sections: list[str] = field(default_factory=list)
@@ -876,10 +802,10 @@ class _Layout:
             tail = [_compact_pointer(self.advisory)]
         else:
             tail = [
-                *self.debate,
+                *(part for _, parts in self.top for part in parts),
                 self.all_findings,
                 self.synthesis,
-                self.strategies,
+                *(part for _, part in self.report),
                 *self.assessments,
             ]
             if self.dropped_assessments:
@@ -943,19 +869,19 @@ def _drop_synthesis(layout: _Layout) -> bool:
     return True
 
 
-def _drop_strategies(layout: _Layout) -> bool:
-    if not layout.strategies:
+def _drop_report(layout: _Layout) -> bool:
+    if not layout.report:
         return False
-    layout.strategies = ""
-    layout.dropped_sections.append("the strategies report (its line above stays)")
+    dropped, _ = layout.report.pop(0)
+    layout.dropped_sections.append(dropped)
     return True
 
 
-def _drop_debate(layout: _Layout) -> bool:
-    if not layout.debate:
+def _drop_top(layout: _Layout) -> bool:
+    if not layout.top:
         return False
-    layout.debate = []
-    layout.dropped_sections.append("the debate report (its lines above stay)")
+    dropped, _ = layout.top.pop(0)
+    layout.dropped_sections.append(dropped)
     return True
 
 
@@ -971,8 +897,8 @@ _SHRINK_STEPS: tuple[Callable[[_Layout], bool], ...] = (
     _shorten_discussion,
     _drop_all_findings,
     _drop_synthesis,
-    _drop_strategies,
-    _drop_debate,
+    _drop_report,
+    _drop_top,
     _drop_visible_findings,  # only when the protected head alone does not fit
 )
 
@@ -993,8 +919,8 @@ def _layout(advisory: Advisory, options: CommentOptions, repo: str | None) -> _L
         discussion=discussion,
         all_findings=_all_findings(advisory) if full else "",
         synthesis=_synthesis(advisory) if full else "",
-        strategies=strategies_details(advisory) if full else "",
-        debate=debate.debate_details(advisory) if full else [],
+        top=[(s.dropped, t) for s in SECTIONS if full and (t := s.top(advisory))],
+        report=[(s.dropped, r) for s in SECTIONS if full and (r := s.report(advisory))],
         discussion_shown=len(discussion),
         cost=_cost(advisory) if full else "",
         repo=repo,

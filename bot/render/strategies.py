@@ -13,13 +13,18 @@ sanitizing helpers.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+import bot.render.blocks as blocks
 from bot.council.advisory import Advisory
+from bot.council.protocols.strategies import STRATEGIES
 from bot.council.strategy_report import RUBRIC, RubricRow, StrategiesReport
+from bot.render.sections import Sections
 from bot.safety import strip_invisible
 
 __all__ = [
     "POINTS_CAP",
+    "SECTIONS",
     "STRATEGIES_CAP",
     "strategies_details",
     "strategies_line",
@@ -56,7 +61,6 @@ def _signed(value: float) -> str:
 
 def strategies_line(advisory: Advisory, limit: int = 400) -> str:
     """The one visible line; empty for other protocols."""
-    from bot.render import markdown as md  # markdown imports this module
 
     report = advisory.strategies
     if report is None:
@@ -64,13 +68,13 @@ def strategies_line(advisory: Advisory, limit: int = 400) -> str:
     parts = [f"**Strategies** · {_task(report)}"]
     if report.presented:
         shown = " vs ".join(
-            f"**{md.cell(report.lens_of(s), 60)}** {_score(_after(report, s))}"
+            f"**{blocks.cell(report.lens_of(s), 60)}** {_score(_after(report, s))}"
             for s in report.presented
         )
         parts.append(f"both presented: {shown}")
     elif report.winner:
         parts.append(
-            f"winner **{md.cell(report.lens_of(report.winner), 60)}** "
+            f"winner **{blocks.cell(report.lens_of(report.winner), 60)}** "
             f"{_score(_after(report, report.winner))}/100 ({_MATRIX[report.matrix]})"
         )
     if report.confidence is not None:
@@ -79,7 +83,7 @@ def strategies_line(advisory: Advisory, limit: int = 400) -> str:
     flagged = len(report.flagged())
     if flagged:
         parts.append(f"⚠️ {flagged} position(s) flipped with no new evidence")
-    return md.clip(" · ".join(parts), limit)
+    return blocks.clip(" · ".join(parts), limit)
 
 
 def _after(report: StrategiesReport, seat_id: str) -> float | None:
@@ -88,55 +92,52 @@ def _after(report: StrategiesReport, seat_id: str) -> float | None:
 
 
 def _classification(report: StrategiesReport) -> str:
-    from bot.render import markdown as md
 
     c = report.classification
     if c.decided_by == "signals":
         how = _DECIDED["signals"]
     elif c.decided_by == "model":
         listed = ", ".join(k.replace("-", " ") for k in c.candidates)
-        model = f" to `{md.cell(c.model, 80)}`" if c.model else ""
+        model = f" to `{blocks.cell(c.model, 80)}`" if c.model else ""
         how = f"by one classification call{model} (the signals were ambiguous: {listed})"
     else:
         how = "as a best guess (the signals were ambiguous and the classification call failed)"
     line = f"**Classification:** {_task(report)}, {how}."
     if c.evidence:
-        line += f" Signals: {md.cell('; '.join(c.evidence), 300)}."
+        line += f" Signals: {blocks.cell('; '.join(c.evidence), 300)}."
     if c.reason:
-        line += f" Why: {md.cell(c.reason, 300)}"
+        line += f" Why: {blocks.cell(c.reason, 300)}"
     return line
 
 
 def _composition(advisory: Advisory, report: StrategiesReport) -> str:
-    from bot.render import markdown as md
 
     rows = [
         [
-            md.cell(advisory.label_for(c.seat_id), 40),
-            md.cell(c.lens, 60),
+            blocks.cell(advisory.label_for(c.seat_id), 40),
+            blocks.cell(c.lens, 60),
             c.style,
-            f"`{md.cell(c.model, 80)}`",
+            f"`{blocks.cell(c.model, 80)}`",
             "style only" if c.temperature is None else f"{c.temperature:g}",
         ]
         for c in sorted(report.composition, key=lambda c: advisory.label_for(c.seat_id))
     ]
-    text = "**Composition**\n\n" + md._table(
+    text = "**Composition**\n\n" + blocks.table(
         ["Seat", "Strategy", "Style", "Model", "Temperature"], rows
     )
     if report.temperature_note:
         note = report.temperature_note
-        text += f"\n\n_{md.cell(note[:1].upper() + note[1:], 300)}._"
+        text += f"\n\n_{blocks.cell(note[:1].upper() + note[1:], 300)}._"
     return text
 
 
 def _comparison(advisory: Advisory, report: StrategiesReport) -> str:
-    from bot.render import markdown as md
 
     rows: Sequence[RubricRow] = report.rows
     header = [
         "Dimension",
         "Weight",
-        *(md.cell(_name(advisory, report, r.seat_id), 60) for r in rows),
+        *(blocks.cell(_name(advisory, report, r.seat_id), 60) for r in rows),
     ]
     body = [
         [
@@ -149,17 +150,16 @@ def _comparison(advisory: Advisory, report: StrategiesReport) -> str:
     body.append(["**Before critique**", "100", *(_score(r.before) for r in rows)])
     body.append(["Adjustment", "±15/round", *(_signed(r.adjustment) for r in rows)])
     body.append(["**After critique**", "100", *(f"**{_score(r.after)}**" for r in rows)])
-    return "**Strategy comparison** (referees' mean scores)\n\n" + md._table(header, body)
+    return "**Strategy comparison** (referees' mean scores)\n\n" + blocks.table(header, body)
 
 
 def _rounds(advisory: Advisory, report: StrategiesReport) -> str:
-    from bot.render import markdown as md
 
     lines = []
     for r in report.rounds:
         state = "converged" if r.converged else "not converged"
         lines.append(
-            f"- Round {r.round} of at most {report.max_rounds}: {state} ({md.cell(r.why, 200)})"
+            f"- Round {r.round} of at most {report.max_rounds}: {state} ({blocks.cell(r.why, 200)})"
         )
     if not report.converged and report.rounds:
         lines.append(
@@ -167,7 +167,7 @@ def _rounds(advisory: Advisory, report: StrategiesReport) -> str:
         )
     lines.append(
         f"- Reconciliation: {'held' if report.reconciled else 'not held'}"
-        + (f" ({md.cell(report.reconcile_reason, 200)})" if report.reconcile_reason else "")
+        + (f" ({blocks.cell(report.reconcile_reason, 200)})" if report.reconcile_reason else "")
     )
     for p in report.positions:
         if not p.flipped:
@@ -183,43 +183,42 @@ def _rounds(advisory: Advisory, report: StrategiesReport) -> str:
         who = _name(advisory, report, p.seat_id)
         if p.flagged:
             lines.append(
-                f"- ⚠️ **Sycophancy:** {md.cell(who, 80)} flipped {before} → {p.verdict} in "
+                f"- ⚠️ **Sycophancy:** {blocks.cell(who, 80)} flipped {before} → {p.verdict} in "
                 f"round {p.round} with no new evidence (the flip is not counted)."
             )
         else:
-            cited = md.cell(", ".join(p.evidence), 200)
+            cited = blocks.cell(", ".join(p.evidence), 200)
             lines.append(
-                f"- {md.cell(who, 80)} moved {before} → {p.verdict} in round {p.round} on "
+                f"- {blocks.cell(who, 80)} moved {before} → {p.verdict} in round {p.round} on "
                 f"new evidence ({cited})."
             )
-    lines += [f"- ⚠️ {md.cell(n, 300)}" for n in report.notes]
+    lines += [f"- ⚠️ {blocks.cell(n, 300)}" for n in report.notes]
     return "**Critique rounds**\n\n" + "\n".join(lines)
 
 
 def _winner(advisory: Advisory, report: StrategiesReport) -> str:
-    from bot.render import markdown as md
 
-    why = md.cell(report.matrix_reason, 300)
+    why = blocks.cell(report.matrix_reason, 300)
     if report.presented:
         both = " and ".join(
-            f"**{md.cell(_name(advisory, report, s), 80)}** ({_score(_after(report, s))}/100)"
+            f"**{blocks.cell(_name(advisory, report, s), 80)}** ({_score(_after(report, s))}/100)"
             for s in report.presented
         )
         text = f"**Both presented:** {both}: {why}."
         if report.unresolved:
-            text += f" Trade-off: {md.cell(report.unresolved, 500)}"
+            text += f" Trade-off: {blocks.cell(report.unresolved, 500)}"
         return text
     if not report.winner:
         return f"**No winner:** {why}."
     text = (
-        f"**Winner:** {md.cell(_name(advisory, report, report.winner), 80)}, "
+        f"**Winner:** {blocks.cell(_name(advisory, report, report.winner), 80)}, "
         f"{_score(_after(report, report.winner))}/100: {_MATRIX[report.matrix]} ({why})."
     )
     if report.merged_plan:
-        text += f"\n\n{md.cell(report.merged_plan, 700)}"
+        text += f"\n\n{blocks.cell(report.merged_plan, 700)}"
     if report.complementary:
         text += "\n\n**Complementary elements:**\n" + "\n".join(
-            f"- {md.cell(i.text, 300)} (from {md.cell(report.lens_of(i.seat_id), 60)})"
+            f"- {blocks.cell(i.text, 300)} (from {blocks.cell(report.lens_of(i.seat_id), 60)})"
             for i in report.complementary
         )
     elif report.matrix == "clear-winner":
@@ -228,62 +227,58 @@ def _winner(advisory: Advisory, report: StrategiesReport) -> str:
 
 
 def _dropped(advisory: Advisory, report: StrategiesReport) -> str:
-    from bot.render import markdown as md
 
     if not report.dropped:
         return ""
     return "**Dropped alternatives**\n\n" + "\n".join(
-        f"- {md.cell(_name(advisory, report, d.seat_id), 80)} "
-        f"({_score(_after(report, d.seat_id))}/100): {md.cell(d.text, 300)}"
+        f"- {blocks.cell(_name(advisory, report, d.seat_id), 80)} "
+        f"({_score(_after(report, d.seat_id))}/100): {blocks.cell(d.text, 300)}"
         for d in report.dropped
     )
 
 
 def _confidence(report: StrategiesReport) -> str:
-    from bot.render import markdown as md
 
     c = report.confidence
     if c is None:
         return ""
     return (
         f"**Plan confidence:** {c.overall}% · agreement {round(c.agreement * 100)}% · "
-        f"consensus {c.quality} ({md.cell(c.quality_reason, 200)}) · risk {c.risk} "
-        f"({md.cell(c.risk_reason, 200)})"
+        f"consensus {c.quality} ({blocks.cell(c.quality_reason, 200)}) · risk {c.risk} "
+        f"({blocks.cell(c.risk_reason, 200)})"
     )
 
 
 def _actions(report: StrategiesReport) -> str:
-    from bot.render import markdown as md
 
     if not report.action_items:
         return ""
     return "**Action items by strategy**\n\n" + "\n".join(
-        f"{n}. {md.cell(i.text, 300)} (source: {md.cell(report.lens_of(i.seat_id), 60)})"
+        f"{n}. {blocks.cell(i.text, 300)} (source: {blocks.cell(report.lens_of(i.seat_id), 60)})"
         for n, i in enumerate(report.action_items, start=1)
     )
 
 
 def _points(advisory: Advisory, report: StrategiesReport) -> str:
-    from bot.render import markdown as md
 
     if not report.points:
         return ""
     items = []
     for p in report.points:
         tag = f"[{p.severity}] " if p.severity else ""
-        where = f" `{md.cell(p.location, 120)}`" if p.location else ""
+        where = f" `{blocks.cell(p.location, 120)}`" if p.location else ""
         new = " (new)" if p.new else ""
         items.append(
-            f"- R{p.round} {p.role} {md.cell(report.lens_of(p.critic), 40)} → "
-            f"{md.cell(report.lens_of(p.target), 40)}: {tag}{md.cell(p.text, 240)}{where}{new}"
+            f"- R{p.round} {p.role} {blocks.cell(report.lens_of(p.critic), 40)} → "
+            f"{blocks.cell(report.lens_of(p.target), 40)}: {tag}"
+            f"{blocks.cell(p.text, 240)}{where}{new}"
         )
-    body = md._capped(items, POINTS_CAP, "point")
-    return md._details(f"Cross-critique points ({len(report.points)})", body)
+    body = blocks.capped(items, POINTS_CAP, "point")
+    return blocks.details(f"Cross-critique points ({len(report.points)})", body)
 
 
 def strategies_details(advisory: Advisory) -> str:
     """The collapsed report; empty for other protocols."""
-    from bot.render import markdown as md
 
     report = advisory.strategies
     if report is None:
@@ -298,20 +293,19 @@ def strategies_details(advisory: Advisory) -> str:
         _confidence(report),
         _actions(report),
     ]
-    body = md._capped([p for p in parts if p], STRATEGIES_CAP, "section", sep="\n\n")
+    body = blocks.capped([p for p in parts if p], STRATEGIES_CAP, "section", sep="\n\n")
     summary = f"Strategies: {_task(report)}, {len(report.composition)} lenses"
     if report.rows:
         summary += f", {_MATRIX[report.matrix]}"
-    head = md._details(summary, body)
+    head = blocks.details(summary, body)
     points = _points(advisory, report)
     return head + (f"\n\n{points}" if points else "")
 
 
 def _plain(text: str, limit: int = 300) -> str:
     """Model text for the terminal: invisible and control characters gone, one line."""
-    from bot.render import markdown as md
 
-    return " ".join(md.clip(strip_invisible(text), limit).split())
+    return " ".join(blocks.clip(strip_invisible(text), limit).split())
 
 
 def strategies_text(advisory: Advisory) -> list[str]:
@@ -351,3 +345,19 @@ def strategies_text(advisory: Advisory) -> list[str]:
         for i in report.action_items
     ]
     return lines
+
+
+def _json(advisory: Advisory) -> Any:
+    # The strategies report: classification, composition, rubric rows before and after
+    # critique, rounds, positions, matrix, winner, dropped, confidence (None elsewhere).
+    return advisory.strategies.model_dump(mode="json") if advisory.strategies else None
+
+
+SECTIONS = Sections(
+    protocol=STRATEGIES.name,
+    dropped="the strategies report (its line above stays)",
+    line=strategies_line,
+    report=strategies_details,
+    terminal=strategies_text,
+    json=_json,
+)

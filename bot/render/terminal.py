@@ -35,7 +35,6 @@ from bot.council.advisory import (
     format_location,
 )
 from bot.council.places import also_at_text
-from bot.render.debate import debate_text
 from bot.render.markdown import (
     RESOLUTION_EMOJI,
     RESOLUTION_TITLE,
@@ -45,7 +44,7 @@ from bot.render.markdown import (
     missing_perspectives,
     seats_phrase,
 )
-from bot.render.strategies import strategies_text
+from bot.render.protocol_sections import SECTIONS
 from bot.render.usage import cost_text, usage_notes
 from bot.safety import strip_invisible
 
@@ -372,8 +371,8 @@ def render_advisory(advisory: Advisory) -> list[RenderableType]:
     parts += _conditions(advisory)
     parts += _votes(advisory)
     parts += _assessments(advisory, names)
-    parts += [Text(line) for line in strategies_text(advisory)]
-    parts += [Text(line) for line in debate_text(advisory)]
+    # Each protocol's report, last registered first (the strategies' before the debate's).
+    parts += [Text(line) for s in reversed(SECTIONS) for line in s.terminal(advisory)]
     parts += _extras(advisory)
     parts += _cost(advisory)
     return parts
