@@ -71,6 +71,9 @@ async def _assess_seat(run: Run, seat: Seat, task: str, warm: asyncio.Event, lea
         if gated is not None and reason is None:
             _keep(record, gated)
             return
+        if partial is not None and _no_progress(partial, gated):  # no lens more scored
+            _keep(record, _best_partial(partial, gated) or partial)
+            return
         partial = _best_partial(partial, gated)
         if not outcome.ok and not outcome.invalid:
             if partial is not None:  # a re-ask failed: the earlier answer stands
@@ -107,6 +110,15 @@ def _gate_reason(outcome: Outcome, seat: Seat) -> tuple[str | None, Gated | None
     assert isinstance(outcome.output, Assessment)
     gated = gate_assessment(outcome.output, seat.lenses)
     return gated.reason, gated
+
+
+def _no_progress(partial: Gated, gated: Gated | None) -> bool:
+    """A re-asked answer that leaves as many lenses unscored as the earlier one: the model
+    does not do what the re-ask asks, and another re-ask would cost another answer (on a
+    CPU server, minutes) for the same one."""
+    if gated is None or not (partial.answered and gated.answered):
+        return False
+    return bool(gated.missing) and len(gated.missing) >= len(partial.missing)
 
 
 def _best_partial(kept: Gated | None, gated: Gated | None) -> Gated | None:
