@@ -8,7 +8,7 @@ REDIS_HOST ?= 127.0.0.1
 REDIS_PORT ?= 6379
 EMPTY_TREE := 4b825dc642cb6eb9a060e54bf8d69288fbee4904
 
-.PHONY: review test lint typecheck unit redis browser bench coverage clean
+.PHONY: review test lint typecheck unit redis browser bench bench-local coverage clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -74,6 +74,13 @@ AACR ?= $(HOME)/aacr/aacr-bench
 AACR_REPOS ?= $(HOME)/aacr
 coverage: $(STAMP)
 	$(BIN)/python bench/coverage.py --aacr $(AACR) --repos $(AACR_REPOS)
+
+# A review on a self-hosted model server you started (README, "CPU servers"): minutes to an
+# hour on a CPU, so not part of `make bench`. LOCAL_URL: the server's OpenAI-compatible API.
+LOCAL_URL ?= http://127.0.0.1:8000/v1
+LOCAL_MODEL ?= qwen2.5-coder-1.5b-instruct-q4_k_m
+bench-local: $(STAMP)
+	$(BIN)/python bench/local.py --base-url $(LOCAL_URL) --model $(LOCAL_MODEL)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

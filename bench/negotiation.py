@@ -1,7 +1,7 @@
 """What finding a server's structured-output mode costs, per server kind of the fake.
 
 For each kind: the first structured call of a fresh process (which negotiates: refused modes
-are tried and stepped past, with the SDK's default retries of a 5xx) against a later call
+are tried and stepped past; the SDK retries a 5xx twice unless it names the format) against a later call
 (which uses the remembered mode), in wall time and requests sent. The fake answers at once,
 so the times are the protocol's own overhead.
 

@@ -8,7 +8,8 @@ from bot.tokens import TokenEstimator, kinds_of, line_kind
 from tests.support.model_server import count_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
-CODE = (ROOT / "bot" / "council" / "engine.py").read_text()
+# Code: the shared phases of a deliberation (about 600 lines of ordinary Python).
+CODE = "".join(p.read_text() for p in sorted((ROOT / "bot" / "council" / "phases").glob("*.py")))
 PROSE = (ROOT / "agents" / "software-architect.md").read_text()
 
 
@@ -50,8 +51,8 @@ def test_mixed_calls_calibrate_each_kind() -> None:
         share = (n * 7) % 10 / 10
         text = "\n".join(code_lines[: int(400 * share)] + prose_lines[: int(60 * (1 - share))])
         estimator.observe(kinds_of(text), count_tokens(text))
-    # Measured on the code and the prose the calls were made of (the whole of engine.py
-    # changes with the engine; the calls saw its first 400 lines).
+    # Measured on the code and the prose the calls were made of (the whole of the phases
+    # changes with them; the calls saw their first 400 lines).
     for text in ("\n".join(code_lines[:400]), "\n".join(prose_lines[:60])):
         error = abs(estimator.estimate(text) - count_tokens(text)) / count_tokens(text)
         assert error < 0.06, (text[:40], error)
