@@ -1,9 +1,9 @@
 """What finding a server's structured-output mode costs, per server kind of the fake.
 
 For each kind: the first structured call of a fresh process (which negotiates: refused modes
-are tried and stepped past; the SDK retries a 5xx twice unless it names the format) against a later call
-(which uses the remembered mode), in wall time and requests sent. The fake answers at once,
-so the times are the protocol's own overhead.
+are tried and stepped past; the SDK retries a 5xx twice unless it names the format) against
+a later call (which uses the remembered mode), in wall time and requests sent. The fake
+answers at once, so the times are the protocol's own overhead.
 
 Run: `python bench/negotiation.py`. Writes bench/results/negotiation.json.
 """
