@@ -97,9 +97,10 @@ def _climb(node: ast.expr) -> int | None:
     steps = 0
     while True:
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
-            if node.value.attr != "parents" or not isinstance(node.slice, ast.Constant):
+            index = node.slice.value if isinstance(node.slice, ast.Constant) else None
+            if node.value.attr != "parents" or not isinstance(index, int):
                 return None
-            steps += int(node.slice.value) + 1
+            steps += index + 1
             node = node.value.value
         elif isinstance(node, ast.Attribute) and node.attr == "parent":
             steps += 1

@@ -182,7 +182,7 @@ def test_without_annotations_they_are_dropped_from_the_status() -> None:
         title="Approved",
         summary="s",
         annotations=[
-            {  # type: ignore[list-item]
+            {
                 "path": "a.py",
                 "start_line": 1,
                 "end_line": 1,
