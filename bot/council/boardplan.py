@@ -1,6 +1,6 @@
 """Seating a board for one run: the person's adjustments, and what the report says about it.
 
-`seat_board` wraps `bot.council.scoring.select_board` with what a `/council board +x -y`
+`seat_board` wraps `bot.council.selection.select_board` with what a `/council board +x -y`
 command (or `council review --seat +x --seat -y`) asks for one run:
 
 - `+persona` is seated like a pinned seat (unscored, after the configuration's pins). The
@@ -33,13 +33,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.council.evidence import cite, file_cited
-from bot.council.scoring import (
+from bot.council.scoring import ReviewSignals, ScoredPersona, normalize
+from bot.council.selection import (
     CORRECTNESS_NOTE,
     BoardError,
     BoardSelection,
-    ReviewSignals,
-    ScoredPersona,
-    normalize,
     owns_correctness,
     select_board,
 )
@@ -106,15 +104,7 @@ def seat_board(
     unknown = [p for p in asked if p not in known]
     if unknown:
         raise BoardError(unknown_persona_message(unknown, known, "cannot adjust the board"))
-    notes: list[str] = []
-    removed = [p for p in dict.fromkeys(remove)]
-    kept_owner = _kept_owner(scored, removed)
-    if kept_owner is not None:
-        removed.remove(kept_owner)
-        notes.append(
-            f"-{kept_owner} not applied: it is the only persona in the catalog that owns the "
-            "correctness of the changed code, and every board seats one."
-        )
+    removed, notes = _removals(scored, remove)
     pins = [p for p in dict.fromkeys(pinned) if p not in removed]
     added = [p for p in dict.fromkeys(add) if p not in removed and p not in pins]
     if len(pins) + len(added) > size:
@@ -162,6 +152,21 @@ def _scoring_notes(selection: BoardSelection, baseline: BoardSelection) -> list[
     notes = [n for n in selection.notes if not n.startswith(CORRECTNESS_NOTE)]
     owner_seated = any(n.startswith(CORRECTNESS_NOTE) for n in selection.notes)
     return [*notes, *before] if owner_seated else notes
+
+
+def _removals(
+    scored: Sequence[ScoredPersona], remove: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    """The ids this run removes, and a note when the correctness rule keeps one of them."""
+    removed = list(dict.fromkeys(remove))
+    kept_owner = _kept_owner(scored, removed)
+    if kept_owner is None:
+        return removed, []
+    removed.remove(kept_owner)
+    return removed, [
+        f"-{kept_owner} not applied: it is the only persona in the catalog that owns the "
+        "correctness of the changed code, and every board seats one."
+    ]
 
 
 def _kept_owner(scored: Sequence[ScoredPersona], removed: Sequence[str]) -> str | None:

@@ -25,7 +25,7 @@ _EXPORTS: dict[str, str] = {
     "load_catalog": "bot.council.personas",
     "explain": "bot.council.scoring",
     "score_catalog": "bot.council.scoring",
-    "select_board": "bot.council.scoring",
+    "select_board": "bot.council.selection",
     # the repository's configuration
     "AGENTS_DIR": "bot.config",
     "CONFIG_PATH": "bot.config",
@@ -106,15 +106,9 @@ if TYPE_CHECKING:  # the same names, for type checkers (`X as X`: re-exported)
     from bot.council.protocols import (
         BOARD_SIZE as BOARD_SIZE,
     )
-    from bot.council.scoring import (
-        explain as explain,
-    )
-    from bot.council.scoring import (
-        score_catalog as score_catalog,
-    )
-    from bot.council.scoring import (
-        select_board as select_board,
-    )
+    from bot.council.scoring import explain as explain
+    from bot.council.scoring import score_catalog as score_catalog
+    from bot.council.selection import select_board as select_board
     from bot.providers import (
         ConfigurationError as ConfigurationError,
     )

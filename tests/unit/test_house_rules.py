@@ -28,7 +28,6 @@ MAX_LINES = 600
 
 OVER_600: dict[str, int] = {
     "bot.config": 711,
-    "bot.council.scoring": 655,
     "bot.render.markdown": 970,
     "bot.review.inline": 791,
     "bot.safety": 652,
@@ -339,7 +338,6 @@ MAX_TYPER_COMMANDS = 4
 # when it was first checked, with their lines: each may shrink but not grow, and the list
 # may only shrink - the test fails when an entry is within the limit, so it is taken off.
 LONG_FUNCTIONS: dict[str, int] = {
-    "bot.council.boardplan.seat_board": 62,
     "bot.council.convene.convene": 62,
     "bot.council.critique.critique": 63,
     "bot.council.critique.report": 92,

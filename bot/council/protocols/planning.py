@@ -48,7 +48,7 @@ def seat_count(name: str, *, models: int, board_size: int) -> int:
     `board_size`: the repo's `board.default_size`; read only by protocols that seat the
     board at its configured size (`board`); `quick` always seats 3.
     For "board" convening this is the number asked for: a small catalog or pinned seats
-    can change how many are actually seated (see `bot.council.scoring.select_board`).
+    can change how many are actually seated (see `bot.council.selection.select_board`).
     """
     if models < 0:
         raise ValueError(f"a number of models cannot be negative ({models})")

@@ -11,7 +11,8 @@ import pytest
 from bot.council.boardplan import closest_ids, seat_board, why_this_board
 from bot.council.convene import ConveneError, ConveneRequest, convene
 from bot.council.personas import load_catalog
-from bot.council.scoring import BoardError, ReviewSignals, score_catalog, select_board
+from bot.council.scoring import ReviewSignals, score_catalog
+from bot.council.selection import BoardError, select_board
 
 CATALOG = load_catalog()
 SECURITY = ReviewSignals(

@@ -19,14 +19,9 @@ from bot.council.engine import Engine
 from bot.council.ledger import InMemoryLedger
 from bot.council.personas import Catalog, Persona, load_catalog
 from bot.council.prompts import assess_task, seat_brief
-from bot.council.scoring import (
-    BoardSelection,
-    ReviewSignals,
-    owns_correctness,
-    score_catalog,
-    select_board,
-)
+from bot.council.scoring import ReviewSignals, score_catalog
 from bot.council.seats import seat_from_persona
+from bot.council.selection import BoardSelection, owns_correctness, select_board
 from tests.support.council_answers import CouncilScript
 from tests.support.fake_provider import FakeProviders, engine_request
 from tests.unit.council.test_scoring import persona, personas, signals_strategy

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from bot.council.personas import Catalog, Persona, load_catalog
 from bot.council.scoring import (
-    BoardError,
     PersonaRecord,
     ReviewSignals,
     ScoredPersona,
@@ -19,10 +18,10 @@ from bot.council.scoring import (
     normalize,
     review_task_type,
     score_catalog,
-    select_board,
     signal_concepts,
     signal_terms,
 )
+from bot.council.selection import BoardError, select_board
 
 
 def persona(
