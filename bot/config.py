@@ -50,7 +50,8 @@ from bot.council.protocols import (
     ProtocolName,
 )
 from bot.providers import ConfigurationError, ProviderRegistry, parse_model_ref
-from bot.safety import sanitize_markdown, strip_invisible
+from bot.safety import strip_invisible
+from bot.safety.markdown import sanitize_markdown
 from bot.settings import Settings
 
 __all__ = [

@@ -10,7 +10,7 @@ from __future__ import annotations
 from bot.commands import GRAMMAR_HELP
 from bot.review import AGENTS_DIR, ConfigResult, render_effective
 from bot.review.setup import RepoSetup
-from bot.safety import sanitize_inline
+from bot.safety.markdown import sanitize_inline
 
 __all__ = ["convening", "help_text", "issues_note", "persona_note", "setup_note"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bot.safety import sanitize_inline
+from bot.safety.markdown import sanitize_inline
 
 __all__ = [
     "CELL",

@@ -49,7 +49,8 @@ from bot.render.markdown import (
 )
 from bot.render.scope import scope_summary
 from bot.render.usage import cost_text, usage_notes
-from bot.safety import defuse_links, neutralize_mentions, strip_invisible
+from bot.safety import neutralize_mentions, strip_invisible
+from bot.safety.links import defuse_links
 
 __all__ = [
     "ANNOTATIONS_PER_REQUEST",

@@ -27,7 +27,7 @@ from typing import Literal
 
 from bot.council.advisory import Advisory, Resolution
 from bot.council.blocking import Blocker, open_blockers
-from bot.safety import sanitize_inline
+from bot.safety.markdown import sanitize_inline
 
 __all__ = [
     "GATE_TABLE",

@@ -69,7 +69,9 @@ from bot.render.conclusion import conclusion_for, gate_note
 from bot.render.protocol_sections import SECTIONS
 from bot.render.scope import scope_visible
 from bot.render.usage import cost_text, usage_notes
-from bot.safety import defuse_links, quote_markdown, sanitize_html_text
+from bot.safety.html import sanitize_html_text
+from bot.safety.links import defuse_links
+from bot.safety.markdown import quote_markdown
 
 __all__ = [
     "COMMENT_MARKER",

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from bot.council.advisory import Advisory
 from bot.council.scope import EarlierFinding, LargeDiff, Rereview, SkippedFile
-from bot.safety import sanitize_inline
+from bot.safety.markdown import sanitize_inline
 
 __all__ = ["scope_summary", "scope_visible"]
 

@@ -63,7 +63,8 @@ from bot.github.reviews import (
     review_threads,
 )
 from bot.review.fingerprints import fingerprint
-from bot.safety import sanitize_inline, sanitize_markdown, strip_invisible
+from bot.safety import strip_invisible
+from bot.safety.markdown import sanitize_inline, sanitize_markdown
 from bot.store.db import Database
 from bot.store.findings import PrFinding, RaisedFinding, mark, posted, pr_findings, record_raised
 

@@ -10,7 +10,8 @@ itself (`bot/settings.py` -> `settings`). An import between two units must be al
 - Leaves (`LEAVES`): pure modules, no I/O, importing nothing of ours but other leaves and
   nothing from outside the standard library but pydantic (for data models). Any module may
   import a leaf:
-  - `bot/safety.py`: making untrusted text safe to publish (stdlib only);
+  - `bot/safety/` (the package and every module in it): making untrusted text safe to
+    publish (stdlib only);
   - `bot/tokens.py`: the one token estimator (stdlib only; the table lists it for context
     and council, and providers and review read it too);
   - `bot/commands.py`: the `/council` command grammar (stdlib and the protocol table);
@@ -84,7 +85,7 @@ LEAVES = frozenset(
     }
 )
 # Leaves that are packages: every module in them is a leaf too.
-LEAF_PACKAGES = frozenset({"bot.council.protocols"})
+LEAF_PACKAGES = frozenset({"bot.council.protocols", "bot.safety"})
 LEAF_LIBRARIES = frozenset({"pydantic"})
 INFRASTRUCTURE = frozenset({"settings", "logs", "metrics"})
 PURE = frozenset({"context", "council", "render"})

@@ -27,10 +27,9 @@ BOT = ROOT / "bot"
 MAX_LINES = 600
 
 OVER_600: dict[str, int] = {
-    "bot.config": 711,
-    "bot.render.markdown": 970,
-    "bot.review.inline": 791,
-    "bot.safety": 652,
+    "bot.config": 712,
+    "bot.render.markdown": 972,
+    "bot.review.inline": 792,
 }
 PRIVATE_USES: frozenset[tuple[str, str]] = frozenset()
 CYCLES: frozenset[frozenset[str]] = frozenset()

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from bot.safety import defuse_links, quote_markdown, sanitize_inline
+from bot.safety.links import defuse_links
+from bot.safety.markdown import quote_markdown, sanitize_inline
 from tests.unit.safety.test_safety import (
     LINK_FRAGMENTS,
     REPO,

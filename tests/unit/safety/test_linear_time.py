@@ -14,7 +14,8 @@ from collections.abc import Callable
 import pytest
 
 from bot.render.markdown import COMMENT_MARKER
-from bot.safety import defuse_links, quote_markdown, sanitize_inline, sanitize_markdown
+from bot.safety.links import defuse_links
+from bot.safety.markdown import quote_markdown, sanitize_inline, sanitize_markdown
 from tests.unit.safety.test_safety import live_links, rendered_hazards
 
 REPO = "octo/repo"

@@ -14,7 +14,8 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from bot.render.markdown import COMMENT_MARKER
-from bot.safety import defuse_links, sanitize_inline, sanitize_markdown
+from bot.safety.links import defuse_links
+from bot.safety.markdown import sanitize_inline, sanitize_markdown
 
 # CommonMark with raw HTML enabled, as GitHub parses before its own HTML filter.
 MD = MarkdownIt("commonmark")
