@@ -4,8 +4,9 @@ time on the SQL ledger (SQLite) against a fake model server already running at `
 bench/scale.py runs it once with PYTHONPATH at a worktree of the code before the scale work
 and once at this tree, back to back against the same server, so the two figures are of the
 same run. It uses only what both trees have (Engine, ProviderRegistry, Settings, Database,
-SqlLedger, records.create_deliberation, DeliberationRequest, BoardConfig, PinnedSeat), and
-imports nothing from tests/ (the fake is served by the caller).
+SqlLedger, create_deliberation, DeliberationRequest, BoardConfig, PinnedSeat; the older tree
+keeps create_deliberation in bot.store.records), and imports nothing from tests/ (the fake
+is served by the caller).
 
 Prints one JSON line: boards, wall seconds, boards per minute, this process's CPU per board,
 and where `bot` was imported from.
@@ -29,7 +30,12 @@ from bot.council.personas import load_catalog
 from bot.council.scoring import ReviewSignals
 from bot.providers import ProviderRegistry
 from bot.settings import Settings
-from bot.store import Database, SqlLedger, records
+from bot.store import Database, SqlLedger
+
+try:
+    from bot.store.deliberations import create_deliberation
+except ImportError:  # the tree before the scale work (bench/scale.py, PREVIOUS_REV)
+    from bot.store.records import create_deliberation
 
 MODEL = "anthropic:claude-sonnet-5-5"
 SEATS = 5
@@ -57,7 +63,7 @@ def _settings(url: str, concurrency: int) -> Settings:
 
 
 async def _board(registry: ProviderRegistry, catalog: Any, db: Database, context: str) -> None:
-    record = await records.create_deliberation(
+    record = await create_deliberation(
         db,
         key=f"probe-{uuid.uuid4()}",
         repo="o/r",

@@ -54,7 +54,8 @@ from bot.council.prompts import ContextSection, render_context, tools_for
 from bot.council.scoring import ReviewSignals
 from bot.providers import CapabilityTable, ProviderRegistry
 from bot.settings import Settings
-from bot.store import Database, SqlLedger, records
+from bot.store import Database, SqlLedger
+from bot.store.deliberations import create_deliberation
 from tests.support.council_answers import CouncilScript
 from tests.support.model_server import FakeModelServer, run_fake_model_server
 
@@ -348,7 +349,7 @@ class _Transactions:
 
 
 async def _sql_deliberation(db: Database) -> str:
-    record = await records.create_deliberation(
+    record = await create_deliberation(
         db,
         key=f"bench-{uuid.uuid4()}",
         repo="o/r",

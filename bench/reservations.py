@@ -41,8 +41,9 @@ from bot.council.engine import DeliberationRequest, Engine
 from bot.council.personas import load_catalog
 from bot.council.scoring import ReviewSignals
 from bot.providers import ProviderRegistry
-from bot.store import Database, SqlLedger, records
+from bot.store import Database, SqlLedger
 from bot.store.answer_sizes import StoreAnswerSizes, recent_answer_sizes, record_answer_size
+from bot.store.deliberations import create_deliberation
 from bot.store.spend import SpendCaps, StoreBudget, reservations
 from tests.support.council_answers import CouncilScript
 from tests.support.model_server import run_fake_model_server
@@ -74,7 +75,7 @@ async def one_board(
     pr_number: int,
     cap: float | None,
 ) -> dict[str, Any]:
-    record = await records.create_deliberation(
+    record = await create_deliberation(
         db,
         key=f"bench-{uuid.uuid4()}",
         repo=REPO,

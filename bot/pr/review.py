@@ -11,7 +11,7 @@ from bot.review import Advisory, ProviderRegistry, Resolution
 from bot.review.assemble import ReviewError, ReviewOptions
 from bot.review.setup import RepoSetup
 from bot.store.db import Database
-from bot.store.records import DeliberationRecord, create_deliberation
+from bot.store.deliberations import DeliberationRecord, create_deliberation
 
 __all__ = ["Request", "available_models", "open_record", "review_options", "without_verdict"]
 

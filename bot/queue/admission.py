@@ -25,7 +25,7 @@ from bot.queue.jobs import JobRequest
 from bot.render.checks import BUTTON_DEBATE
 from bot.review import EffectiveConfig
 from bot.review.pull import read_repo_config
-from bot.store.records import find_by_check_run
+from bot.store.deliberations import find_by_check_run
 
 
 async def admit(ctx: JobContext) -> Admitted:

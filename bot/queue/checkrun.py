@@ -23,7 +23,12 @@ from bot.render.checks import CheckRunOutput
 from bot.render.conclusion import Gate, conclusion_for
 from bot.review import Advisory, ProgressEvent, Resolution
 from bot.review.tracked import carried_verdict
-from bot.store.records import DeliberationRecord, DeliberationStatus, record_publication, set_status
+from bot.store.deliberations import (
+    DeliberationRecord,
+    DeliberationStatus,
+    record_publication,
+    set_status,
+)
 
 
 class CheckRunLifecycle:

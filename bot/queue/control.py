@@ -12,7 +12,7 @@ from bot.queue.admission import refuse
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobs import JobRequest
 from bot.review.pull import pull_setup, read_repo_config
-from bot.store.records import running_for_pr
+from bot.store.deliberations import running_for_pr
 
 log = structlog.get_logger(__name__)
 

@@ -38,7 +38,7 @@ from bot.review.run import deliberate, registry_preflight
 from bot.review.setup import RepoSetup
 from bot.review.sources import PullSource
 from bot.review.tracked import incremental_base, track_findings
-from bot.store.records import (
+from bot.store.deliberations import (
     DeliberationRecord,
     DeliberationStatus,
     find_deliberation,

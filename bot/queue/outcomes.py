@@ -9,7 +9,8 @@ from bot.github.fetch import PullFile, compare_files, fetch_pull
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobs import JobRequest
 from bot.review.outcomes import record_pr_outcome
-from bot.store.records import delete_installation, latest_for_pr, upsert_installation
+from bot.store.deliberations import latest_for_pr
+from bot.store.installations import delete_installation, upsert_installation
 
 log = structlog.get_logger(__name__)
 

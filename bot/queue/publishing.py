@@ -57,7 +57,7 @@ from bot.render.checks import CheckRunOutput, Gate
 from bot.render.markdown import CommentOptions, comment_options
 from bot.review import Advisory
 from bot.review.setup import RepoSetup
-from bot.store.records import (
+from bot.store.deliberations import (
     DeliberationRecord,
     DeliberationStatus,
     get_deliberation,

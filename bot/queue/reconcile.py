@@ -50,7 +50,7 @@ from bot.queue.publishing import PUBLISH_JOB, PUBLISH_MAX_DEFER_S
 from bot.render import render_check_run
 from bot.render.conclusion import Conclusion, conclusion_for
 from bot.review import Advisory, Resolution
-from bot.store.records import (
+from bot.store.deliberations import (
     DeliberationRecord,
     DeliberationStatus,
     set_status,

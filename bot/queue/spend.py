@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 
 from bot.queue.jobcontext import JobContext
-from bot.store.records import daily_cost
+from bot.store.installations import daily_cost
 
 
 class DailyCapReached(Exception):

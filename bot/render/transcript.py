@@ -16,7 +16,7 @@ In the templates a line break and the indentation after it are layout, not outpu
 
 Render is a pure unit importing only the council's types (docs/architecture.md), so the store's
 records are taken by their shape (`TranscriptRecord`, `StatsView`, ...): pass a
-`bot.store.records.DeliberationRecord` and a `bot.store.history.UsageStats`.
+`bot.store.deliberations.DeliberationRecord` and a `bot.store.history.UsageStats`.
 """
 
 from __future__ import annotations

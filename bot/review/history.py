@@ -15,6 +15,7 @@ from bot.council.advisory import Advisory
 from bot.council.ledger import LedgerEvent
 from bot.settings import Settings
 from bot.store.db import Database
+from bot.store.deliberations import DeliberationRecord
 from bot.store.history import (
     DayCost,
     PersonaStats,
@@ -25,7 +26,6 @@ from bot.store.history import (
     parse_advisory,
     usage_stats,
 )
-from bot.store.records import DeliberationRecord
 
 __all__ = [
     "Advisory",

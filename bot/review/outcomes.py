@@ -37,14 +37,9 @@ from bot.council.ledger import EventKind
 from bot.council.places import Place, places
 from bot.forge import PullFile
 from bot.store.db import Database
+from bot.store.deliberations import DeliberationRecord
 from bot.store.ledger import SqlLedger
-from bot.store.records import (
-    DeliberationRecord,
-    OutcomeBasis,
-    PersonaOutcome,
-    record_outcome,
-    record_persona_outcomes,
-)
+from bot.store.outcomes import OutcomeBasis, PersonaOutcome, record_outcome, record_persona_outcomes
 
 __all__ = [
     "Outcome",

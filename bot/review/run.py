@@ -31,7 +31,7 @@ Preflight = Callable[[list[str]], Awaitable[None]]
 
 async def track_records(db: Database, signals: ReviewSignals) -> list[PersonaRecord]:
     """The personas' recorded outcomes on this change's task type (board scoring's memory)."""
-    from bot.store.records import persona_track_records
+    from bot.store.outcomes import persona_track_records
 
     found = await persona_track_records(db, [review_task_type(signals)])
     return [
@@ -135,7 +135,7 @@ async def review_and_record(
     run, and the advisory stored with its conclusion (`conclude`: the check-run conclusion
     it would have, which rendering decides)."""
     from bot.store.db import Database
-    from bot.store.records import DeliberationStatus, create_deliberation, set_status
+    from bot.store.deliberations import DeliberationStatus, create_deliberation, set_status
 
     registry = ProviderRegistry(settings)
     db = Database(settings.database_url)

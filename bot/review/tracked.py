@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from bot.council.advisory import Advisory, CarriedVerdict, Resolution
 from bot.review.assemble import PreparedReview
 from bot.store.db import Database
+from bot.store.deliberations import DeliberationRecord, last_published_for_pr
 from bot.store.findings import PrFinding, mark, pr_findings, record_raised
-from bot.store.records import DeliberationRecord, last_published_for_pr
 
 __all__ = [
     "IncrementalBase",

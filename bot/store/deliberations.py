@@ -1,10 +1,6 @@
 """Typed queries over deliberations: each one created, found (by id, key, check run or
 pull request), moved from status to status, where it was published, and the stale ones the
 reconciler checks.
-
-Every function takes the `Database` first and returns pydantic models (never rows or
-dicts), so callers outside `bot.store` never see SQLAlchemy. Each write is one transaction,
-tried again while SQLite says the database is locked (`bot.store.db.retries_when_locked`).
 """
 
 from __future__ import annotations
@@ -21,10 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
 from bot.store.db import Database, retries_when_locked
-from bot.store.models import (
-    DeliberationRow,
-    utc_now,
-)
+from bot.store.models import DeliberationRow, utc_now
 
 
 class DeliberationStatus(StrEnum):

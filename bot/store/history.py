@@ -46,6 +46,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.council.advisory import Advisory, finding_key
 from bot.council.ledger import EventKind, LedgerEvent
 from bot.store.db import Database
+from bot.store.deliberations import DeliberationRecord, get_deliberation
 from bot.store.ledger import SqlLedger
 from bot.store.models import (
     DeliberationRow,
@@ -54,12 +55,7 @@ from bot.store.models import (
     PersonaOutcomeRow,
     PrFindingRow,
 )
-from bot.store.records import (
-    OUTCOME_BASES,
-    DeliberationRecord,
-    OutcomeRecord,
-    get_deliberation,
-)
+from bot.store.outcomes import OUTCOME_BASES, OutcomeRecord
 
 __all__ = [
     "DayCost",

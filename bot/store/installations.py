@@ -1,9 +1,5 @@
 """Typed queries over the app's installations (their account and repositories) and each
 installation's daily cost.
-
-Every function takes the `Database` first and returns pydantic models (never rows or
-dicts), so callers outside `bot.store` never see SQLAlchemy. Each write is one transaction,
-tried again while SQLite says the database is locked (`bot.store.db.retries_when_locked`).
 """
 
 from __future__ import annotations
@@ -17,11 +13,7 @@ from sqlalchemy.sql.dml import ReturningInsert
 
 from bot.store.db import Database, retries_when_locked
 from bot.store.deliberations import StoredRecord
-from bot.store.models import (
-    DailyCostRow,
-    InstallationRow,
-    utc_now,
-)
+from bot.store.models import DailyCostRow, InstallationRow, utc_now
 
 
 class InstallationRecord(StoredRecord):

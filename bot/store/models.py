@@ -1,7 +1,7 @@
 """SQLAlchemy tables. Alembic revisions under `migrations/versions` must match these.
 
-Rows stay inside `bot.store`: the query functions in `records.py` and `ledger.py` return
-pydantic models, never rows.
+Rows stay inside `bot.store`: its query functions and `ledger.py` return pydantic models,
+never rows.
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ class PersonaOutcomeRow(Base):
     persona_id: Mapped[str] = mapped_column(String(128))
     task_type: Mapped[str] = mapped_column(String(128))
     success: Mapped[bool] = mapped_column(Boolean)
-    # How `success` was decided (`bot.store.records.OutcomeBasis`); rows older than the
+    # How `success` was decided (`bot.store.outcomes.OutcomeBasis`); rows older than the
     # column that could not be re-scored say "legacy".
     basis: Mapped[str] = mapped_column(String(32), server_default="legacy")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now)

@@ -1,9 +1,5 @@
 """Typed queries over how reviewed pull requests ended: each deliberation's outcome, its
 personas' outcomes, and their track records by task type.
-
-Every function takes the `Database` first and returns pydantic models (never rows or
-dicts), so callers outside `bot.store` never see SQLAlchemy. Each write is one transaction,
-tried again while SQLite says the database is locked (`bot.store.db.retries_when_locked`).
 """
 
 from __future__ import annotations
@@ -16,11 +12,7 @@ from sqlalchemy import case, delete, func, select
 
 from bot.store.db import Database, retries_when_locked
 from bot.store.deliberations import StoredRecord, locked_deliberation
-from bot.store.models import (
-    OutcomeRow,
-    PersonaOutcomeRow,
-    utc_now,
-)
+from bot.store.models import OutcomeRow, PersonaOutcomeRow, utc_now
 
 
 class OutcomeRecord(StoredRecord):

@@ -41,6 +41,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.council.budget import DELIBERATION_CAP, CapReached, Reservation
 from bot.store.db import Database
+from bot.store.deliberations import DeliberationNotFoundError
 from bot.store.models import (
     DailyCostRow,
     DeliberationRow,
@@ -48,7 +49,6 @@ from bot.store.models import (
     SpendReservationRow,
     utc_now,
 )
-from bot.store.records import DeliberationNotFoundError
 
 __all__ = [
     "DAILY_CAP",

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from bot.store.db import Database
-from bot.store.records import latest_for_pr
+from bot.store.deliberations import latest_for_pr
 from tests.support.council_answers import CouncilScript
 from tests.support.diffs import AUTH_DIFF
 from tests.support.github_server import FakeGitHub, app_keypair

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from bot.store.db import Database
-from bot.store.records import add_cost
+from bot.store.installations import add_cost
 from tests.support.council_answers import CouncilScript
 from tests.support.github_server import FakeGitHub, app_keypair
 from tests.support.model_server import FakeModelServer, Fault

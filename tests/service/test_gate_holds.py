@@ -17,7 +17,7 @@ from typing import Any
 
 from bot.settings import Settings
 from bot.store.db import Database
-from bot.store.records import DeliberationStatus, latest_for_pr
+from bot.store.deliberations import DeliberationStatus, latest_for_pr
 from tests.support.council_answers import CouncilScript
 from tests.support.github_server import FakeGitHub, app_keypair, tree_diff
 from tests.support.model_server import FakeModelServer, Fault

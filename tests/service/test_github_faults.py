@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from bot.store.db import Database
-from bot.store.records import DeliberationRecord, DeliberationStatus, latest_for_pr
+from bot.store.deliberations import DeliberationRecord, DeliberationStatus, latest_for_pr
 from tests.support.council_answers import CouncilScript
 from tests.support.github_server import FakeGitHub, FakeRequest, app_keypair
 from tests.support.model_server import FakeModelServer

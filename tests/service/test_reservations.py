@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from bot.store.db import Database
-from bot.store.records import latest_for_pr
+from bot.store.deliberations import latest_for_pr
 from bot.store.spend import pr_cost, reservations
 from tests.support.council_answers import CouncilScript
 from tests.support.github_server import CheckRunState, FakeGitHub, app_keypair

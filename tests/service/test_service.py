@@ -12,8 +12,10 @@ import pytest
 
 from bot.council.advisory import Advisory
 from bot.store.db import Database
+from bot.store.deliberations import latest_for_pr
 from bot.store.history import PersonaStats, usage_stats
-from bot.store.records import add_cost, get_installation, get_outcome, latest_for_pr
+from bot.store.installations import add_cost, get_installation
+from bot.store.outcomes import get_outcome
 from tests.support.council_answers import CouncilScript
 from tests.support.github_server import FakeGitHub, app_keypair
 from tests.support.model_server import FakeModelServer

@@ -27,7 +27,7 @@ import httpx
 import pytest
 
 from bot.store.db import Database
-from bot.store.records import create_deliberation
+from bot.store.deliberations import create_deliberation
 from tests.support.council_answers import CouncilScript
 from tests.support.github_server import FakeGitHub, app_keypair
 from tests.support.model_server import FakeModelServer

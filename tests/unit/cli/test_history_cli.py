@@ -30,18 +30,16 @@ from bot.council.personas import load_catalog
 from bot.providers import ProviderRegistry
 from bot.review.outcomes import record_pr_outcome
 from bot.store.db import Database
+from bot.store.deliberations import (
+    DeliberationStatus,
+    create_deliberation,
+    get_deliberation,
+    set_status,
+)
 from bot.store.findings import RaisedFinding, mark, record_raised
 from bot.store.history import deliberation_history, load_transcript, usage_stats
 from bot.store.ledger import SqlLedger
-from bot.store.records import (
-    DeliberationStatus,
-    PersonaOutcome,
-    create_deliberation,
-    get_deliberation,
-    record_outcome,
-    record_persona_outcomes,
-    set_status,
-)
+from bot.store.outcomes import PersonaOutcome, record_outcome, record_persona_outcomes
 from tests.support.council_answers import CouncilScript
 from tests.support.model_server import FakeModelServer
 from tests.unit.council.test_engine import request

@@ -17,9 +17,9 @@ from bot.council.prompts import tools_for
 from bot.council.scoring import ReviewSignals
 from bot.providers import ProviderRegistry
 from bot.store.db import Database
+from bot.store.deliberations import create_deliberation
 from bot.store.ledger import SqlLedger
 from bot.store.models import LedgerEventRow
-from bot.store.records import create_deliberation
 from tests.support.council_answers import CouncilScript
 from tests.support.model_server import FakeModelServer, FakeRequest, Fault, Reply
 from tests.unit.providers.test_providers import make_settings

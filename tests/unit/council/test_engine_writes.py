@@ -22,8 +22,8 @@ from bot.council.ledger import EventKind
 from bot.council.personas import load_catalog
 from bot.providers import ProviderRegistry
 from bot.store.db import Database
+from bot.store.deliberations import create_deliberation
 from bot.store.ledger import SqlLedger
-from bot.store.records import create_deliberation
 from tests.support.council_answers import CouncilScript
 from tests.support.model_server import FakeModelServer, Fault
 from tests.unit.council.test_engine import ANTHROPIC, engine, request

@@ -29,7 +29,7 @@ from bot.providers import ProviderRegistry
 from bot.render import render_check_run, render_comment
 from bot.render.terminal import render_text
 from bot.render.transcript import transcript_html
-from bot.store.records import DeliberationRecord, DeliberationStatus
+from bot.store.deliberations import DeliberationRecord, DeliberationStatus
 from tests.support.council_answers import CouncilScript, persona_of
 from tests.support.model_server import FakeModelServer, FakeRequest, Fault, FaultReply, Reply
 from tests.unit.providers.test_providers import make_settings

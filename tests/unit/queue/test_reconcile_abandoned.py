@@ -22,7 +22,7 @@ from bot.pr.books import record_request, record_resumed
 from bot.queue.deps import WorkerDeps
 from bot.queue.lease import lease_key
 from bot.queue.reconcile import reconcile_once
-from bot.store.records import (
+from bot.store.deliberations import (
     DeliberationRecord,
     DeliberationStatus,
     create_deliberation,

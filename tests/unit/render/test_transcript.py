@@ -8,8 +8,8 @@ from datetime import UTC, date, datetime, timedelta
 
 from bot.council.ledger import EventKind, InMemoryLedger, LedgerEvent
 from bot.render.transcript import anchor, stats_html, transcript_html
+from bot.store.deliberations import DeliberationRecord, DeliberationStatus
 from bot.store.history import DayCost, PersonaStats, RepoCost, UsageStats
-from bot.store.records import DeliberationRecord, DeliberationStatus
 from tests.support.council_answers import CouncilScript
 from tests.support.model_server import FakeModelServer
 from tests.unit.council.test_engine import engine, request

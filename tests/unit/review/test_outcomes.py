@@ -18,7 +18,7 @@ from bot.council.advisory import (
 from bot.council.schemas import Assessment, AssessmentVerdict, Vote, VoteChoice
 from bot.github.fetch import PullFile
 from bot.review.outcomes import SeatScore, score_seat, touched
-from bot.store.records import OutcomeBasis
+from bot.store.outcomes import OutcomeBasis
 
 PATCH = (
     "@@ -10,3 +10,4 @@ def login(user):\n"

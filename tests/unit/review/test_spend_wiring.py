@@ -16,7 +16,8 @@ from bot.review.setup import local_setup
 from bot.review.sources import LocalSource
 from bot.settings import EndpointConfig, Settings
 from bot.store.db import Database
-from bot.store.records import create_deliberation, daily_cost
+from bot.store.deliberations import create_deliberation
+from bot.store.installations import daily_cost
 from bot.store.spend import pr_cost, reservations, utc_today
 from tests.support.council_answers import CouncilScript
 from tests.support.diffs import AUTH_DIFF

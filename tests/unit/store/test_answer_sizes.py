@@ -23,13 +23,14 @@ from bot.council.ledger import InMemoryLedger, Ledger
 from bot.council.personas import load_catalog
 from bot.council.reserving import AnswerSizes, InMemoryAnswerSizes
 from bot.providers import ProviderRegistry
-from bot.store import Database, SqlLedger, records
+from bot.store import Database, SqlLedger
 from bot.store.answer_sizes import (
     StoreAnswerSizes,
     answer_sizes,
     recent_answer_sizes,
     record_answer_size,
 )
+from bot.store.deliberations import create_deliberation
 from bot.store.models import AnswerSizeRow
 from bot.store.spend import SpendCaps, StoreBudget, pr_cost
 from bot.tokens import TokenEstimator
@@ -181,7 +182,7 @@ async def test_the_last_call_is_sent_only_what_the_pull_request_cap_has_room_for
 
         script(models)
         repo = f"octo/{uuid.uuid4().hex[:8]}"
-        record = await records.create_deliberation(
+        record = await create_deliberation(
             db,
             key=f"job-{uuid.uuid4()}",
             repo=repo,

@@ -24,7 +24,8 @@ from bot.council.ledger import (
     PendingEvent,
     StepWriter,
 )
-from bot.store import Database, SqlLedger, records
+from bot.store import Database, SqlLedger
+from bot.store.deliberations import create_deliberation
 from tests.support.postgres import find_postgres
 
 BACKENDS = ["memory", "sqlite", "postgresql"]
@@ -50,7 +51,7 @@ class LedgerUnderTest:
 
 async def _sql_deliberation(db: Database) -> str:
     key = f"job-{uuid.uuid4()}"
-    record = await records.create_deliberation(
+    record = await create_deliberation(
         db,
         key=key,
         repo="octo/repo",

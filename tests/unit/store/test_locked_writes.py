@@ -21,7 +21,7 @@ import pytest
 from sqlalchemy.exc import OperationalError
 
 from bot.store.db import Database
-from bot.store.records import (
+from bot.store.deliberations import (
     DeliberationRecord,
     DeliberationStatus,
     create_deliberation,

@@ -24,13 +24,9 @@ from bot.council.schemas import Assessment, AssessmentVerdict, Vote, VoteChoice
 from bot.review.outcomes import score_seat
 from bot.store import Database
 from bot.store.db import alembic_config
+from bot.store.deliberations import create_deliberation
 from bot.store.history import usage_stats
-from bot.store.records import (
-    PersonaOutcome,
-    create_deliberation,
-    persona_track_records,
-    record_persona_outcomes,
-)
+from bot.store.outcomes import PersonaOutcome, persona_track_records, record_persona_outcomes
 from bot.store.urls import async_url
 from tests.support.postgres import PostgresServer, find_postgres
 

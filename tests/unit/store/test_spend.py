@@ -25,7 +25,9 @@ from bot.council.engine import DeliberationRequest, Engine
 from bot.council.ledger import InMemoryLedger
 from bot.council.personas import load_catalog
 from bot.council.scoring import ReviewSignals
-from bot.store import Database, SqlLedger, records
+from bot.store import Database, SqlLedger
+from bot.store.deliberations import DeliberationRecord, create_deliberation
+from bot.store.installations import add_cost, daily_cost
 from bot.store.spend import (
     ReservationState,
     SpendCaps,
@@ -91,8 +93,8 @@ def unique_repo() -> str:
 
 async def new_deliberation(
     db: Database, *, repo: str, pr_number: int | None, installation_id: int | None
-) -> records.DeliberationRecord:
-    return await records.create_deliberation(
+) -> DeliberationRecord:
+    return await create_deliberation(
         db,
         key=f"job-{uuid.uuid4()}",
         repo=repo,
@@ -154,7 +156,7 @@ async def test_reserve_settle_release_move_every_total(db: Database) -> None:
         return (
             await deliberation_charged(db, record.id),
             await pr_cost(db, repo, 3),
-            await records.daily_cost(db, installation, DAY),
+            await daily_cost(db, installation, DAY),
         )
 
     first = await spend.reserve(0.4, "assess/seat-1/0")
@@ -183,14 +185,14 @@ async def test_reserve_settle_release_move_every_total(db: Database) -> None:
 async def test_a_refusal_holds_nothing_anywhere(db: Database) -> None:
     installation, repo = unique_installation(), unique_repo()
     record = await new_deliberation(db, repo=repo, pr_number=4, installation_id=installation)
-    await records.add_cost(db, installation, DAY, 0.25)
+    await add_cost(db, installation, DAY, 0.25)
     spend = budget(db, record.id, pr_usd=0.5, daily_usd=10.0)
     assert isinstance(await spend.reserve(0.3, "a"), Reservation)
     refused = await spend.reserve(0.3, "b")  # the daily cap has room, the PR's has not
     assert isinstance(refused, CapReached)
     assert refused.cap == "the pull request's cost cap" and refused.charged_usd == 0.3
     # The daily counter was raised inside the refused transaction, and rolled back with it.
-    assert await records.daily_cost(db, installation, DAY) == pytest.approx(0.55)
+    assert await daily_cost(db, installation, DAY) == pytest.approx(0.55)
     assert await pr_cost(db, repo, 4) == pytest.approx(0.3)
     assert len(await reservations(db, record.id)) == 1
 
@@ -225,12 +227,12 @@ async def test_eight_concurrent_reviews_stay_within_the_daily_cap(db_url: str) -
             for n, w in enumerate(workers, start=1)
         ]
 
-        async def review(db: Database, record: records.DeliberationRecord) -> Advisory:
+        async def review(db: Database, record: DeliberationRecord) -> Advisory:
             spend = budget(db, record.id, daily_usd=cap)
             return await engine(fake, db).deliberate(request(record.id), budget=spend)
 
         advisories = await asyncio.gather(*map(review, workers, made))
-        total = await records.daily_cost(workers[0], installation, DAY)
+        total = await daily_cost(workers[0], installation, DAY)
         held = [r for d in made for r in await reservations(workers[0], d.id)]
     assert total <= cap
     assert fake.cost_usd <= cap  # what the providers would bill
@@ -297,7 +299,7 @@ async def test_a_call_whose_worker_died_stays_charged_at_its_reservation(db_url:
         dead = sum(r.reserved_usd for r in held)
         assert await deliberation_charged(second, record.id) == pytest.approx(dead)
         assert await pr_cost(second, repo, 5) == pytest.approx(dead)
-        assert await records.daily_cost(second, installation, DAY) == pytest.approx(dead)
+        assert await daily_cost(second, installation, DAY) == pytest.approx(dead)
         # Resumed by another worker: the dead calls still count against the caps.
         fake.reset()
         each = max(r.reserved_usd for r in held)
@@ -307,4 +309,4 @@ async def test_a_call_whose_worker_died_stays_charged_at_its_reservation(db_url:
         assert advisory.reason and "stopped the council after 2 of 5 assessments" in advisory.reason
         charged = await deliberation_charged(second, record.id)
         assert charged == pytest.approx(dead + fake.cost_usd)
-        assert await records.daily_cost(second, installation, DAY) == pytest.approx(charged)
+        assert await daily_cost(second, installation, DAY) == pytest.approx(charged)

@@ -27,12 +27,38 @@ from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from bot.council.ledger import EventKind, UnknownDeliberationError
-from bot.store import Database, SqlLedger, records
+from bot.store import Database, SqlLedger
 from bot.store.answer_sizes import recent_answer_sizes, record_answer_size
 from bot.store.db import HEAD_REVISION, alembic_config
+from bot.store.deliberations import (
+    DeliberationNotFoundError,
+    DeliberationRecord,
+    DeliberationStatus,
+    create_deliberation,
+    find_by_check_run,
+    find_deliberation,
+    get_deliberation,
+    latest_for_pr,
+    record_publication,
+    running_for_pr,
+    set_status,
+)
+from bot.store.installations import (
+    add_cost,
+    daily_cost,
+    delete_installation,
+    get_installation,
+    upsert_installation,
+)
 from bot.store.models import Base
+from bot.store.outcomes import (
+    PersonaOutcome,
+    get_outcome,
+    persona_track_records,
+    record_outcome,
+    record_persona_outcomes,
+)
 from bot.store.pending import oldest_pending
-from bot.store.records import DeliberationStatus, PersonaOutcome
 from bot.store.urls import async_url
 from tests.support.postgres import PostgresServer, find_postgres
 
@@ -95,8 +121,8 @@ async def db(db_url: str) -> AsyncIterator[Database]:
 
 async def new_deliberation(
     db: Database, *, repo: str | None = None, pr_number: int = 1, key: str | None = None
-) -> records.DeliberationRecord:
-    return await records.create_deliberation(
+) -> DeliberationRecord:
+    return await create_deliberation(
         db,
         key=key or f"job-{uuid.uuid4()}",
         repo=repo or f"octo/{uuid.uuid4().hex[:8]}",
@@ -351,9 +377,7 @@ async def test_create_deliberation_is_get_or_create_by_key(db: Database) -> None
     assert first.status is DeliberationStatus.RUNNING
     assert first.cost_usd == 0.0
     assert first.created_at.tzinfo is not None
-    assert await records.get_deliberation(db, first.id) == await records.find_deliberation(
-        db, first.key
-    )
+    assert await get_deliberation(db, first.id) == await find_deliberation(db, first.key)
 
 
 async def test_racing_workers_create_one_deliberation(db: Database) -> None:
@@ -370,30 +394,30 @@ async def test_racing_workers_create_one_deliberation(db: Database) -> None:
 
 
 async def test_lookups_of_missing_things_return_none(db: Database) -> None:
-    assert await records.get_deliberation(db, str(uuid.uuid4())) is None
-    assert await records.find_deliberation(db, "no-such-job") is None
-    assert await records.find_by_check_run(db, unique_installation()) is None
-    assert await records.latest_for_pr(db, "nobody/nothing", 1) is None
-    assert await records.running_for_pr(db, "nobody/nothing", 1) == []
+    assert await get_deliberation(db, str(uuid.uuid4())) is None
+    assert await find_deliberation(db, "no-such-job") is None
+    assert await find_by_check_run(db, unique_installation()) is None
+    assert await latest_for_pr(db, "nobody/nothing", 1) is None
+    assert await running_for_pr(db, "nobody/nothing", 1) == []
 
 
 async def test_publication_is_found_by_check_run(db: Database) -> None:
     deliberation = await new_deliberation(db)
     check_run_id = unique_installation()
 
-    await records.record_publication(db, deliberation.id, comment_id=9_000_000_001)
-    updated = await records.record_publication(db, deliberation.id, check_run_id=check_run_id)
+    await record_publication(db, deliberation.id, comment_id=9_000_000_001)
+    updated = await record_publication(db, deliberation.id, check_run_id=check_run_id)
 
     assert updated.comment_id == 9_000_000_001  # kept, not cleared
     assert updated.check_run_id == check_run_id
-    found = await records.find_by_check_run(db, check_run_id)
+    found = await find_by_check_run(db, check_run_id)
     assert found is not None and found.id == deliberation.id
 
 
 async def test_set_status_finishes_and_keeps_what_is_not_given(db: Database) -> None:
     deliberation = await new_deliberation(db)
 
-    done = await records.set_status(
+    done = await set_status(
         db,
         deliberation.id,
         DeliberationStatus.COMPLETED,
@@ -402,16 +426,16 @@ async def test_set_status_finishes_and_keeps_what_is_not_given(db: Database) -> 
         advisory_json='{"verdict": "APPROVE"}',
         cost_usd=0.42,
     )
-    superseded = await records.set_status(db, deliberation.id, DeliberationStatus.SUPERSEDED)
+    superseded = await set_status(db, deliberation.id, DeliberationStatus.SUPERSEDED)
 
     assert done.finished_at is not None and done.finished_at >= done.created_at
     assert (done.resolution, done.conclusion, done.cost_usd) == ("approve", "success", 0.42)
     assert superseded.status is DeliberationStatus.SUPERSEDED
     assert superseded.resolution == "approve"
     assert superseded.advisory_json == '{"verdict": "APPROVE"}'
-    assert await records.get_deliberation(db, deliberation.id) == superseded
-    with pytest.raises(records.DeliberationNotFoundError):
-        await records.set_status(db, str(uuid.uuid4()), DeliberationStatus.FAILED)
+    assert await get_deliberation(db, deliberation.id) == superseded
+    with pytest.raises(DeliberationNotFoundError):
+        await set_status(db, str(uuid.uuid4()), DeliberationStatus.FAILED)
 
 
 async def test_latest_and_running_for_a_pr(db: Database) -> None:
@@ -420,10 +444,10 @@ async def test_latest_and_running_for_a_pr(db: Database) -> None:
     middle = await new_deliberation(db, repo=repo, pr_number=5)
     newest = await new_deliberation(db, repo=repo, pr_number=5)
     await new_deliberation(db, repo=repo, pr_number=6)
-    await records.set_status(db, middle.id, DeliberationStatus.CANCELLED)
+    await set_status(db, middle.id, DeliberationStatus.CANCELLED)
 
-    latest = await records.latest_for_pr(db, repo, 5)
-    running = await records.running_for_pr(db, repo, 5)
+    latest = await latest_for_pr(db, repo, 5)
+    running = await running_for_pr(db, repo, 5)
 
     assert latest is not None and latest.id == newest.id
     assert [record.id for record in running] == [newest.id, oldest.id]
@@ -488,10 +512,10 @@ async def test_sql_ledger_refuses_an_unknown_deliberation(db: Database) -> None:
 async def test_outcome_is_recorded_and_replaced(db: Database) -> None:
     deliberation = await new_deliberation(db)
 
-    await records.record_outcome(db, deliberation.id, False, [], ["f1", "f2"])
-    replaced = await records.record_outcome(db, deliberation.id, True, ["f1"], ["f2"])
+    await record_outcome(db, deliberation.id, False, [], ["f1", "f2"])
+    replaced = await record_outcome(db, deliberation.id, True, ["f1"], ["f2"])
 
-    assert await records.get_outcome(db, deliberation.id) == replaced
+    assert await get_outcome(db, deliberation.id) == replaced
     assert replaced.merged is True
     assert (replaced.addressed_findings, replaced.unaddressed_findings) == (["f1"], ["f2"])
     assert replaced.closed_at.tzinfo is not None
@@ -513,11 +537,11 @@ async def test_persona_track_records(db: Database) -> None:
             outcome = PersonaOutcome(
                 persona_id=persona, task_type=task_type, success=success, basis="vote"
             )
-            await records.record_persona_outcomes(db, deliberation.id, [outcome])
+            await record_persona_outcomes(db, deliberation.id, [outcome])
             # A redelivered close replaces, not adds.
-            await records.record_persona_outcomes(db, deliberation.id, [outcome])
+            await record_persona_outcomes(db, deliberation.id, [outcome])
 
-    tracks = await records.persona_track_records(db, [security, perf])
+    tracks = await persona_track_records(db, [security, perf])
 
     table = {
         (t.persona_id, t.task_type): (t.outcomes, t.success_rate, t.top_for_task_type)
@@ -531,7 +555,7 @@ async def test_persona_track_records(db: Database) -> None:
         ("steady", perf): (1, 0.0, False),
         ("slow", perf): (2, 0.0, False),
     }
-    assert await records.persona_track_records(db, []) == []
+    assert await persona_track_records(db, []) == []
 
 
 # --- installations and costs -----------------------------------------------------------
@@ -540,23 +564,23 @@ async def test_persona_track_records(db: Database) -> None:
 async def test_daily_cost_accumulates_per_installation_and_day(db: Database) -> None:
     installation, day = unique_installation(), date(2026, 3, 1)
 
-    assert await records.add_cost(db, installation, day, 1.25) == 1.25
-    assert await records.add_cost(db, installation, day, 2.5) == 3.75
-    await asyncio.gather(*(records.add_cost(db, installation, day, 0.5) for _ in range(10)))
+    assert await add_cost(db, installation, day, 1.25) == 1.25
+    assert await add_cost(db, installation, day, 2.5) == 3.75
+    await asyncio.gather(*(add_cost(db, installation, day, 0.5) for _ in range(10)))
 
-    assert await records.daily_cost(db, installation, day) == 8.75
-    assert await records.daily_cost(db, installation, date(2026, 3, 2)) == 0.0
-    assert await records.daily_cost(db, installation + 1, day) == 0.0
+    assert await daily_cost(db, installation, day) == 8.75
+    assert await daily_cost(db, installation, date(2026, 3, 2)) == 0.0
+    assert await daily_cost(db, installation + 1, day) == 0.0
 
 
 async def test_installations_are_upserted_and_deleted(db: Database) -> None:
     installation = unique_installation()
 
-    await records.upsert_installation(db, installation, "octo", ["octo/a"])
-    updated = await records.upsert_installation(db, installation, "octo-org", ["octo/b", "octo/a"])
+    await upsert_installation(db, installation, "octo", ["octo/a"])
+    updated = await upsert_installation(db, installation, "octo-org", ["octo/b", "octo/a"])
 
-    assert await records.get_installation(db, installation) == updated
+    assert await get_installation(db, installation) == updated
     assert (updated.account, updated.repositories) == ("octo-org", ["octo/a", "octo/b"])
-    assert await records.delete_installation(db, installation) is True
-    assert await records.get_installation(db, installation) is None
-    assert await records.delete_installation(db, installation) is False
+    assert await delete_installation(db, installation) is True
+    assert await get_installation(db, installation) is None
+    assert await delete_installation(db, installation) is False

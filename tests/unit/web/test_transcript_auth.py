@@ -19,7 +19,7 @@ from redis.asyncio import Redis
 from bot.queue.readers import AccessUnknown
 from bot.settings import Settings
 from bot.store.db import Database
-from bot.store.records import create_deliberation
+from bot.store.deliberations import create_deliberation
 from bot.web import auth, transcripts
 from bot.web.auth import (
     SESSION_COOKIE,
