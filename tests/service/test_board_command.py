@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,6 +20,7 @@ from tests.support.service import (
     app_replies,
     app_settings,
     comment_event,
+    completed,
     drained,
     eventually,
     running_app,
@@ -41,10 +41,6 @@ async def app(tmp_path: Path, models: FakeModelServer, gh: FakeGitHub) -> AsyncI
     models.default(CouncilScript().reply)
     async with running_app(app_settings(tmp_path, models, gh, KEYS[0])) as running:
         yield running
-
-
-def completed(gh: FakeGitHub) -> list[Any]:
-    return [c for c in gh.check_runs(REPO) if c.status == "completed"]
 
 
 async def test_board_adjustment_from_a_read_only_user_is_refused_like_any_command(

@@ -28,6 +28,7 @@ from tests.support.service import (
     App,
     app_settings,
     comment_event,
+    completed,
     eventually,
     pull_request_event,
     running_app,
@@ -88,10 +89,6 @@ def seed(gh: FakeGitHub) -> tuple[str, str]:
         commits=("Add divide",),
     )
     return h1, h2
-
-
-def completed(gh: FakeGitHub) -> list[Any]:
-    return [c for c in gh.check_runs(REPO) if c.status == "completed"]
 
 
 def advisories(gh: FakeGitHub) -> list[Any]:

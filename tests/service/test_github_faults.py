@@ -28,6 +28,7 @@ from tests.support.service import (
     App,
     app_settings,
     comment_event,
+    completed,
     eventually,
     running_app,
     seed_github,
@@ -45,10 +46,6 @@ TOKENS = r"/app/installations/\d+/access_tokens"
 def gh(fake_github: FakeGitHub) -> FakeGitHub:
     seed_github(fake_github, KEYS[1])
     return fake_github
-
-
-def completed(gh: FakeGitHub) -> list[Any]:
-    return [c for c in gh.check_runs(REPO) if c.status == "completed"]
 
 
 def advisories(gh: FakeGitHub) -> list[Any]:

@@ -28,6 +28,7 @@ from tests.support.service import (
     App,
     app_settings,
     comment_event,
+    completed,
     eventually,
     pull_request_event,
     running_app,
@@ -104,10 +105,6 @@ def seed(gh: FakeGitHub) -> tuple[str, str]:
         commits=("Add divide", "Add retry"),
     )
     return h1, h2
-
-
-def completed(gh: FakeGitHub) -> list[Any]:
-    return [c for c in gh.check_runs(REPO) if c.status == "completed"]
 
 
 def advisory(gh: FakeGitHub) -> str:

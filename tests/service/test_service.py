@@ -30,6 +30,7 @@ from tests.support.service import (
     app_settings,
     check_run_event,
     comment_event,
+    completed,
     drained,
     eventually,
     fixture,
@@ -53,10 +54,6 @@ async def app(tmp_path: Path, models: FakeModelServer, gh: FakeGitHub) -> AsyncI
     models.default(CouncilScript().reply)
     async with running_app(app_settings(tmp_path, models, gh, KEYS[0])) as running:
         yield running
-
-
-def completed(gh: FakeGitHub) -> list[object]:
-    return [c for c in gh.check_runs(REPO) if c.status == "completed"]
 
 
 async def test_council_command_posts_one_comment_and_one_check_run(

@@ -18,14 +18,22 @@ import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
+import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from bot.store.urls import async_url_object
 
-__all__ = ["PostgresServer", "find_postgres", "worker_database_name"]
+__all__ = [
+    "PostgresServer",
+    "find_postgres",
+    "store_url",
+    "worker_database",
+    "worker_database_name",
+]
 
 ADMIN_URL_ENV = "COUNCIL_TEST_POSTGRES_URL"
 SOCKET_DIR = "/var/run/postgresql"
@@ -151,3 +159,27 @@ async def find_postgres() -> tuple[PostgresServer | None, str]:
             return PostgresServer(url), ""
     where = f"${ADMIN_URL_ENV}" if given else "127.0.0.1:5432 or " + SOCKET_DIR
     return None, f"PostgreSQL did not answer at {where}"
+
+
+@asynccontextmanager
+async def worker_database(hint: str, *, drop_stale: bool = False) -> AsyncIterator[URL | str]:
+    """This worker's PostgreSQL database for a test module (`hint` names it), or the reason
+    there is none; with `drop_stale`, databases left by killed runs are dropped first."""
+    server, reason = await find_postgres()
+    if server is None:
+        yield reason
+        return
+    if drop_stale:
+        await server.drop_stale()
+    async with server.database(hint) as url:
+        yield url
+
+
+def store_url(backend: str, tmp_path: Path, postgres: URL | str) -> str:
+    """The store's URL for one backend: a SQLite file in `tmp_path`, or the PostgreSQL
+    database of `worker_database` (the test skips with the reason when there is none)."""
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / 'council.db'}"
+    if isinstance(postgres, str):
+        pytest.skip(postgres)
+    return postgres.render_as_string(hide_password=False)

@@ -282,3 +282,8 @@ def app_replies(gh: FakeGitHub, repo: str = REPO, pr: int = PR) -> list[Any]:
         for c in gh.comments(repo, pr)
         if c.user == gh.app_login and "<!-- pr-council:advisory -->" not in c.body
     ]
+
+
+def completed(gh: FakeGitHub, repo: str = REPO) -> list[Any]:
+    """The check runs on the repository that have completed."""
+    return [c for c in gh.check_runs(repo) if c.status == "completed"]

@@ -36,7 +36,7 @@ from bot.store.spend import SpendCaps, StoreBudget, pr_cost
 from bot.tokens import TokenEstimator
 from tests.support.council_answers import CouncilScript
 from tests.support.model_server import FakeModelServer, FakeRequest, Reply
-from tests.support.postgres import find_postgres
+from tests.support.postgres import store_url, worker_database
 from tests.unit.council.test_engine import ANTHROPIC, OPENAI, request
 from tests.unit.providers.test_providers import make_settings
 
@@ -47,21 +47,13 @@ CATALOG = load_catalog()
 @pytest.fixture(scope="session")
 async def sizes_pg() -> AsyncIterator[URL | str]:
     """This worker's PostgreSQL database for these tests, or why there is none."""
-    server, reason = await find_postgres()
-    if server is None:
-        yield reason
-        return
-    async with server.database("sizes") as url:
-        yield url
+    async with worker_database("sizes") as found:
+        yield found
 
 
 @pytest.fixture(params=BACKENDS)
 async def db_url(request: pytest.FixtureRequest, tmp_path: Path, sizes_pg: URL | str) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'council.db'}"
-    if isinstance(sizes_pg, str):
-        pytest.skip(sizes_pg)
-    return sizes_pg.render_as_string(hide_password=False)
+    return store_url(request.param, tmp_path, sizes_pg)
 
 
 @pytest.fixture

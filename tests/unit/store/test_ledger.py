@@ -26,7 +26,7 @@ from bot.council.ledger import (
 )
 from bot.store import Database, SqlLedger
 from bot.store.deliberations import create_deliberation
-from tests.support.postgres import find_postgres
+from tests.support.postgres import worker_database
 
 BACKENDS = ["memory", "sqlite", "postgresql"]
 
@@ -34,13 +34,8 @@ BACKENDS = ["memory", "sqlite", "postgresql"]
 @pytest.fixture(scope="session")
 async def ledger_pg_url() -> AsyncIterator[URL | str]:
     """This worker's PostgreSQL database, or the reason there is none (to skip with)."""
-    server, reason = await find_postgres()
-    if server is None:
-        yield reason
-        return
-    await server.drop_stale()
-    async with server.database("ledger") as url:
-        yield url
+    async with worker_database("ledger", drop_stale=True) as found:
+        yield found
 
 
 @dataclass

@@ -38,7 +38,7 @@ from bot.store.spend import (
 )
 from tests.support.council_answers import CouncilScript
 from tests.support.fake_provider import DEFAULT_MODELS, FakeProviders, ProviderFault
-from tests.support.postgres import find_postgres
+from tests.support.postgres import store_url, worker_database
 
 BACKENDS = ["sqlite", "postgresql"]
 CATALOG = load_catalog()
@@ -49,21 +49,13 @@ ASSESS = "submit_assessment"
 @pytest.fixture(scope="session")
 async def spend_pg() -> AsyncIterator[URL | str]:
     """This worker's PostgreSQL database for these tests, or why there is none."""
-    server, reason = await find_postgres()
-    if server is None:
-        yield reason
-        return
-    async with server.database("spend") as url:
-        yield url
+    async with worker_database("spend") as found:
+        yield found
 
 
 @pytest.fixture(params=BACKENDS)
 async def db_url(request: pytest.FixtureRequest, tmp_path: Path, spend_pg: URL | str) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'council.db'}"
-    if isinstance(spend_pg, str):
-        pytest.skip(spend_pg)
-    return spend_pg.render_as_string(hide_password=False)
+    return store_url(request.param, tmp_path, spend_pg)
 
 
 @contextlib.asynccontextmanager
