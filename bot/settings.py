@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import os
-from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, ClassVar, Literal
 
@@ -423,11 +422,6 @@ def _state_dir() -> Path:
     path = Path(base) / "pr-council"
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-@lru_cache(maxsize=1)
-def get_settings() -> Settings:
-    return Settings()
 
 
 # The largest call a job plans for on an endpoint that sets its speed: a prompt of the

@@ -27,7 +27,6 @@ KINDS: tuple[TextKind, ...] = ("code", "prose", "data", "gutter")
 # Starting ratios, a little under what tokenizers measure, so that before any usage is
 # observed an estimate errs on the side of "bigger" (a budget stays safe).
 DEFAULT_RATIOS: dict[TextKind, float] = {"code": 3.4, "prose": 4.1, "data": 3.0, "gutter": 2.2}
-DEFAULT_CHARS_PER_TOKEN = DEFAULT_RATIOS["code"]
 MIN_CHARS_PER_TOKEN = 1.2
 MAX_CHARS_PER_TOKEN = 8.0
 DEFAULT_ERROR = 0.02  # the assumed relative error before any usage is observed
@@ -160,7 +159,3 @@ _default = TokenEstimator()
 
 def default_estimator() -> TokenEstimator:
     return _default
-
-
-def estimate_tokens(text: str) -> int:
-    return _default.estimate(text)

@@ -104,13 +104,6 @@ def python_module_index(paths: list[str]) -> dict[str, str]:
     return index
 
 
-def python_module_of(path: str) -> str:
-    parts = list(PurePosixPath(path.removesuffix(".py")).parts)
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
-
-
 def resolve_python(name: str, importer: str, index: dict[str, str]) -> str | None:
     if name.startswith("."):
         dots = len(name) - len(name.lstrip("."))

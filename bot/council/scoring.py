@@ -330,13 +330,6 @@ class _Change:
         )
 
 
-def score_persona(
-    persona: Persona, signals: ReviewSignals, records: Sequence[PersonaRecord] = ()
-) -> ScoredPersona:
-    """One persona's four layer scores against the change."""
-    return _score(persona, _Change.of(signals), records)
-
-
 def _score(persona: Persona, change: _Change, records: Sequence[PersonaRecord]) -> ScoredPersona:
     semantic, why_semantic = _semantic(persona, change.concepts)
     heuristic, why_heuristic = _heuristic(persona, change.terms, change.dominant)

@@ -410,14 +410,6 @@ def positions(
     return out
 
 
-def final_verdicts(found: Sequence[Position]) -> dict[str, str]:
-    last: dict[str, Position] = {}
-    for p in found:
-        if p.seat_id not in last or p.round >= last[p.seat_id].round:
-            last[p.seat_id] = p
-    return {seat_id: p.verdict for seat_id, p in last.items()}
-
-
 def agreement(verdicts: Sequence[str]) -> float:
     if not verdicts:
         return 0.0

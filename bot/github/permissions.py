@@ -13,12 +13,11 @@ from weakref import WeakKeyDictionary
 from bot.github.client import RepoClient
 from bot.github.errors import GitHubNotFound, github_errors
 
-__all__ = ["TRIGGER_PERMISSIONS", "WRITE_PERMISSIONS", "can_trigger", "can_write", "permission"]
+__all__ = ["WRITE_PERMISSIONS", "can_trigger", "can_write", "permission"]
 
 # The API's `permission` is one of admin, write, read, none (maintain reads as write,
 # triage as read); `maintain` is accepted too in case a server reports the role itself.
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
-TRIGGER_PERMISSIONS = WRITE_PERMISSIONS
 
 # Each client's answers by login (casefolded: GitHub's logins are case-insensitive).
 _ANSWERS: WeakKeyDictionary[RepoClient, dict[str, str]] = WeakKeyDictionary()

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -255,6 +255,3 @@ class Provider(Protocol):
     def start(self, request: ModelCall[OutputT]) -> StartedCall[OutputT]: ...
 
     async def aclose(self) -> None: ...
-
-
-JsonDict = dict[str, Any]
