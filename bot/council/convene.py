@@ -21,9 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.council import prompts
 from bot.council.boardplan import seat_board
-from bot.council.debate import panel_problems
 from bot.council.personas import Catalog
 from bot.council.protocols import ANSWER_TRIES, protocol, seat_count
+from bot.council.protocols.debate.rules import panel_problems
+from bot.council.protocols.strategies.report import StrategyPlan
+from bot.council.protocols.strategies.rules import convene_strategies
 from bot.council.schemas import PanelDesign
 from bot.council.scoring import PersonaRecord, ReviewSignals, score_catalog
 from bot.council.seats import (
@@ -36,8 +38,6 @@ from bot.council.seats import (
     seat_from_persona,
     with_labels,
 )
-from bot.council.strategies import convene_strategies
-from bot.council.strategy_report import StrategyPlan
 from bot.providers import Message, ModelCall, SystemBlock
 
 if TYPE_CHECKING:

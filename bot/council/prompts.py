@@ -20,6 +20,12 @@ from bot.context.prose import (
     section_heading,
 )
 from bot.council.protocols import PROTOCOLS, debate_mode, protocol
+from bot.council.protocols.strategies.prompts import (
+    CRITIQUE_TOOL,
+    RECONCILE_TOOL,
+    STRATEGY_TOOLS,
+    TASK_TYPE_TOOL,
+)
 from bot.council.schemas import (
     Assessment,
     DiscussionReply,
@@ -32,12 +38,6 @@ from bot.council.schemas import (
     Vote,
 )
 from bot.council.seats import Seat
-from bot.council.strategy_prompts import (
-    CRITIQUE_TOOL,
-    RECONCILE_TOOL,
-    STRATEGY_TOOLS,
-    TASK_TYPE_TOOL,
-)
 from bot.providers import Message, OutputTool, SystemBlock
 
 ASSESS_TOOL = OutputTool("submit_assessment", "Submit your independent assessment.", Assessment)

@@ -25,15 +25,15 @@ from bot.council.advisory import (
 )
 from bot.council.calls import Accounts, CostLimitReached, SeatCaller
 from bot.council.convene import Convened
-from bot.council.debate_report import ExitReason, OutsideRecord
 from bot.council.findings import FindingKey
 from bot.council.ledger import StepWriter
 from bot.council.protocols import ANSWER_TRIES, DebateModeRule, Protocol, debate_mode, protocol
+from bot.council.protocols.debate.report import ExitReason, OutsideRecord
+from bot.council.protocols.strategies.state import StrategiesState
 from bot.council.request import DeliberationRequest
 from bot.council.resolution import ResolutionResult
 from bot.council.schemas import Assessment, DiscussionReply, Synthesis, Vote
 from bot.council.seats import Seat
-from bot.council.strategy_state import StrategiesState
 from bot.council.transcript import Transcript
 from bot.council.voting import reasked
 from bot.providers import Message, ModelCall, OutputTool
@@ -97,7 +97,7 @@ class Run:
     cycles: int = 0
     exit: ExitReason = "max_cycles"
     outside: OutsideRecord | None = None
-    # strategies: the critique rounds' answers and what they decided (bot.council.critique).
+    # strategies: the critique rounds' answers and what they decided (bot.council.protocols.strategies.critique).
     strategies: StrategiesState | None = None
 
     @property

@@ -8,9 +8,9 @@ import asyncio
 from bot.council import prompts
 from bot.council.advisory import JudgeRecord, RoundMessage, RoundRecord, ShiftRecord
 from bot.council.calls import CostLimitReached
-from bot.council.debate import positions_section
 from bot.council.ledger import EventKind
 from bot.council.protocols import discussion_rounds
+from bot.council.protocols.debate.rules import positions_section
 from bot.council.run import Run, in_parallel, structured
 from bot.council.schemas import DiscussionMessage, DiscussionReply, JudgeDecision
 from bot.council.seats import Seat

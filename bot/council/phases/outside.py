@@ -4,8 +4,8 @@ protocol's mode asks for one."""
 from __future__ import annotations
 
 from bot.council import prompts
-from bot.council.debate import outside_model, outside_section
-from bot.council.debate_report import OutsideRecord
+from bot.council.protocols.debate.report import OutsideRecord
+from bot.council.protocols.debate.rules import outside_model, outside_section
 from bot.council.run import Run, structured
 from bot.council.schemas import OutsideOpinion
 from bot.council.seats import Seat

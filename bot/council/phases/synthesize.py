@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bot.council import prompts
-from bot.council.debate import choice_options
 from bot.council.partial import partial_synthesis
+from bot.council.protocols.debate.rules import choice_options
 from bot.council.resolution import settled_conditions
 from bot.council.run import Run, seat_report, structured
 from bot.council.schemas import Synthesis

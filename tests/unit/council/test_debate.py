@@ -1,5 +1,5 @@
-"""The debate's rules and report as pure code (bot.council.debate), its repo config key
-(`debate.mode`) and the README's table of its modes (issue 12, parts 2, 3 and 5)."""
+"""The debate's rules and report as pure code (bot.council.protocols.debate.rules), its
+repo config key (`debate.mode`) and the README's table of its modes (issue 12, parts 2, 3 and 5)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import re
 from pathlib import Path
 
 from bot.config import load_repo_config, render_effective
-from bot.council.debate import (
+from bot.council.protocols import DEBATE_MODES, debate_mode, phases_text, planned_calls
+from bot.council.protocols.debate.report import DebateReport
+from bot.council.protocols.debate.rules import (
     DebateRecord,
     build_report,
     cites_evidence,
@@ -15,8 +17,6 @@ from bot.council.debate import (
     outside_model,
     panel_problems,
 )
-from bot.council.debate_report import DebateReport
-from bot.council.protocols import DEBATE_MODES, debate_mode, phases_text, planned_calls
 from bot.council.schemas import (
     Assessment,
     DiscussionMessage,

@@ -28,10 +28,22 @@ from bot.council import prompts
 from bot.council.advisory import Resolution
 from bot.council.calls import CostLimitReached
 from bot.council.protocols import MAX_CRITIQUE_ROUNDS
-from bot.council.resolution import ResolutionResult
-from bot.council.run import Run, in_parallel, structured
-from bot.council.seats import Seat
-from bot.council.strategies import (
+from bot.council.protocols.strategies.prompts import (
+    CRITIQUE_TOOL,
+    RECONCILE_TOOL,
+    critique_task,
+    reconcile_brief,
+    reconcile_task,
+)
+from bot.council.protocols.strategies.report import (
+    RUBRIC,
+    LensChoice,
+    Position,
+    RubricRow,
+    StrategiesReport,
+    StrategyItem,
+)
+from bot.council.protocols.strategies.rules import (
     LOW_FLOOR,
     RECONCILE_GAP,
     action_items,
@@ -45,23 +57,11 @@ from bot.council.strategies import (
     rubric_rows,
     sycophancy_note,
 )
-from bot.council.strategy_prompts import (
-    CRITIQUE_TOOL,
-    RECONCILE_TOOL,
-    critique_task,
-    reconcile_brief,
-    reconcile_task,
-)
-from bot.council.strategy_report import (
-    RUBRIC,
-    LensChoice,
-    Position,
-    RubricRow,
-    StrategiesReport,
-    StrategyItem,
-)
-from bot.council.strategy_schemas import CritiqueReply, Reconciliation
-from bot.council.strategy_state import StrategiesState
+from bot.council.protocols.strategies.schemas import CritiqueReply, Reconciliation
+from bot.council.protocols.strategies.state import StrategiesState
+from bot.council.resolution import ResolutionResult
+from bot.council.run import Run, in_parallel, structured
+from bot.council.seats import Seat
 
 __all__ = ["StrategiesState", "counted_verdicts", "critique", "reconcile", "report", "resolve"]
 

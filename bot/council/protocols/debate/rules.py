@@ -27,7 +27,8 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from bot.council.debate_report import (
+from bot.council.protocols import DebateModeRule
+from bot.council.protocols.debate.report import (
     CommitteeMember,
     ContentionPoint,
     CyclePosition,
@@ -38,7 +39,6 @@ from bot.council.debate_report import (
     PositionHistory,
     TradeoffRow,
 )
-from bot.council.protocols import DebateModeRule
 from bot.council.schemas import (
     Assessment,
     DiscussionReply,

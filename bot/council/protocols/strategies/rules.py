@@ -26,12 +26,9 @@ from typing import TYPE_CHECKING, Any
 from bot.council.calls import CostLimitReached
 from bot.council.evidence import asked, intent_points
 from bot.council.prompts import messages, tools_for
-from bot.council.schemas import Assessment
-from bot.council.scoring import ReviewSignals
-from bot.council.seats import NEUTRAL_PERSONA_TEXT, Seat
-from bot.council.strategy_lenses import LENSES, STYLE_TEMPERATURES, Lens
-from bot.council.strategy_prompts import TASK_TYPE_TOOL, classify_brief, classify_task
-from bot.council.strategy_report import (
+from bot.council.protocols.strategies.lenses import LENSES, STYLE_TEMPERATURES, Lens
+from bot.council.protocols.strategies.prompts import TASK_TYPE_TOOL, classify_brief, classify_task
+from bot.council.protocols.strategies.report import (
     RUBRIC,
     Classification,
     CritiquePoint,
@@ -44,7 +41,15 @@ from bot.council.strategy_report import (
     StrategyPlan,
     StrategyRound,
 )
-from bot.council.strategy_schemas import TASK_TYPES, CritiqueReply, TaskType, TaskTypeAnswer
+from bot.council.protocols.strategies.schemas import (
+    TASK_TYPES,
+    CritiqueReply,
+    TaskType,
+    TaskTypeAnswer,
+)
+from bot.council.schemas import Assessment
+from bot.council.scoring import ReviewSignals
+from bot.council.seats import NEUTRAL_PERSONA_TEXT, Seat
 from bot.providers import ModelCall
 
 if TYPE_CHECKING:

@@ -1,10 +1,10 @@
 """The `debate` protocol's report from its run: the panel, every cycle's replies, the judge's
-decisions, the outside opinion and the votes (`bot.council.debate.build_report`)."""
+decisions, the outside opinion and the votes (`bot.council.protocols.debate.rules.build_report`)."""
 
 from __future__ import annotations
 
-from bot.council.debate import DebateRecord, build_report
-from bot.council.debate_report import DebateReport
+from bot.council.protocols.debate.report import DebateReport
+from bot.council.protocols.debate.rules import DebateRecord, build_report
 from bot.council.run import Run
 from bot.council.schemas import Vote
 
@@ -12,7 +12,7 @@ __all__ = ["report"]
 
 
 def report(run: Run) -> DebateReport | None:
-    """The debate's report (bot.council.debate); None for the other protocols."""
+    """The debate's report (bot.council.protocols.debate.rules); None for the other protocols."""
     mode = run.mode
     if mode is None:
         return None
