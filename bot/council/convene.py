@@ -4,7 +4,9 @@ How a protocol convenes, and how many seats, is its entry in `bot.council.protoc
 - "board" (board, quick): score the catalog against the PR's signals, take the top seats;
 - "models" (council): one neutral seat per model; with a single model, three samples of it,
   each with its own reviewing strategy (and temperature, where the model accepts one);
-- "designed" (debate): panelists designed for the topic by one model call.
+- "designed" (debate): panelists designed for the topic by one model call;
+- "strategies": the strategy lenses of the change's task type
+  (bot/council/protocols/strategies/rules.py).
 The chair (and the judge of a judged protocol) are seats of their own that never vote.
 
 A seat's temperature is set only where its model accepts one (`accepts_temperature`, from
@@ -14,7 +16,7 @@ the model's capabilities): otherwise it is None, and nothing claims it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot.council import prompts
 from bot.council.boardplan import seat_board
 from bot.council.personas import Catalog
-from bot.council.protocols import ANSWER_TRIES, protocol, seat_count
+from bot.council.protocols import ANSWER_TRIES, NEUTRAL_DIVISION, protocol, seat_count
 from bot.council.protocols.debate.rules import panel_problems
 from bot.council.protocols.strategies.report import StrategyPlan
 from bot.council.protocols.strategies.rules import convene_strategies
@@ -98,28 +100,12 @@ async def convene(
     designs the panel (debate); None previews the other protocols without a call.
     `accepts_temperature(model)` says whether a model takes a temperature (None: none
     does, so no seat is given one)."""
-    takes = accepts_temperature or (lambda _model: False)
-    notes: list[str] = []
-    panel: PanelDesign | None = None
-    plan: StrategyPlan | None = None
     proto = protocol(request.protocol)
-    count = seat_count(
-        proto.name, models=len(dict.fromkeys(request.models)), board_size=request.board_size
+    members = await _members(
+        request, catalog, records, caller, accepts_temperature or (lambda _model: False)
     )
-    if proto.seats.convene == "models":
-        seats, notes = _council_seats(request.models, count, takes)
-    elif proto.seats.convene == "designed":
-        if caller is None:
-            raise ConveneError(f"{proto.name}: a model designs the seats; there is no preview")
-        panel, design_notes = await _design_panel(request, caller, count)
-        notes.extend(design_notes)
-        seats = _panel_seats(panel, request.models)
-    elif proto.seats.convene == "strategies":
-        chair_seat = _officer("chair", request.chair_model or request.models[0], 0)
-        seats, notes, plan = await convene_strategies(request, caller, takes, chair_seat)
-    else:
-        seats, notes = _board_seats(request, catalog, records, count, takes)
-    if proto.seats.convene != "board" and (request.board_add or request.board_remove):
+    seats, notes = members.seats, members.notes
+    if not proto.convenes_board and (request.board_add or request.board_remove):
         notes.append(
             f"Board adjustments ({_adjustments(request)}) apply to a board; the "
             f"{proto.name} protocol does not seat one, so they were not used."
@@ -145,9 +131,46 @@ async def convene(
         chair=chair,
         judge=judge,
         notes=notes,
-        panel=panel,
-        strategies=plan,
+        panel=members.panel,
+        strategies=members.plan,
     )
+
+
+@dataclass
+class _Members:
+    """The members convening seats, before the chair and the order: the notes on how, and
+    the designed panel or the strategy plan they were seated from."""
+
+    seats: list[Seat]
+    notes: list[str]
+    panel: PanelDesign | None = None
+    plan: StrategyPlan | None = None
+
+
+async def _members(
+    request: ConveneRequest,
+    catalog: Catalog,
+    records: Sequence[PersonaRecord],
+    caller: SeatCaller | None,
+    takes: Callable[[str], bool],
+) -> _Members:
+    """The members, seated the way the protocol's entry says (`Seats.convene`)."""
+    proto = protocol(request.protocol)
+    count = seat_count(
+        proto.name, models=len(dict.fromkeys(request.models)), board_size=request.board_size
+    )
+    if proto.seats.convene == "models":
+        return _Members(*_council_seats(request.models, count, takes))
+    if proto.seats.convene == "designed":
+        if caller is None:
+            raise ConveneError(f"{proto.name}: a model designs the seats; there is no preview")
+        panel, design_notes = await _design_panel(request, caller, count)
+        return _Members(_panel_seats(panel, request.models), design_notes, panel=panel)
+    if proto.convenes_lenses:
+        chair_seat = _officer("chair", request.chair_model or request.models[0], 0)
+        seats, notes, plan = await convene_strategies(request, caller, takes, chair_seat)
+        return _Members(seats, notes, plan=plan)
+    return _Members(*_board_seats(request, catalog, records, count, takes))
 
 
 def _board_seats(
@@ -319,7 +342,7 @@ def _officer(role: str, model: str, index: int) -> Seat:
         label=names[role],
         persona_id=role,
         persona_name=names[role],
-        division="council",
+        division=NEUTRAL_DIVISION,
         persona_text=names[role],
         lenses=("synthesis",),
         model=model,

@@ -126,7 +126,30 @@ class Engine:
         except BaseException:
             await writer.flush_quietly()
             raise
-        run = Run(
+        run = self._run(request, convened, caller, writer, accounts)
+        outcome: Resolution | None = None
+        reason: str | None = None
+        try:
+            outcome, reason = await self._phases(run)
+        except CostLimitReached as stop:
+            outcome, reason = Resolution.COST_LIMIT, stop.reason()
+        try:
+            advisory = self._advisory(run, outcome, reason, started)
+        except BaseException:
+            await writer.flush_quietly()  # the last step's answers are kept
+            raise
+        return await self._synthesized(advisory, writer)
+
+    def _run(
+        self,
+        request: DeliberationRequest,
+        convened: Convened,
+        caller: SeatCaller,
+        writer: StepWriter,
+        accounts: Accounts,
+    ) -> Run:
+        """The run state the phases share, from the convened seats."""
+        return Run(
             request=request,
             convened=convened,
             caller=caller,
@@ -142,18 +165,6 @@ class Engine:
             progress=self._progress,
             notes=[*request.notes, *convened.notes],
         )
-        outcome: Resolution | None = None
-        reason: str | None = None
-        try:
-            outcome, reason = await self._phases(run)
-        except CostLimitReached as stop:
-            outcome, reason = Resolution.COST_LIMIT, stop.reason()
-        try:
-            advisory = self._advisory(run, outcome, reason, started)
-        except BaseException:
-            await writer.flush_quietly()  # the last step's answers are kept
-            raise
-        return await self._synthesized(advisory, writer)
 
     async def _synthesized(self, advisory: Advisory, writer: StepWriter) -> Advisory:
         writer.append(

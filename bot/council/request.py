@@ -4,11 +4,11 @@ watching it (`ProgressEvent`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bot.council.board import BoardConfig, PinnedSeat
+from bot.council.protocols import DEFAULT_PROTOCOL, DebateMode
 from bot.council.protocols import protocol as protocol_spec
 from bot.council.scoring import ReviewSignals
 
@@ -20,7 +20,7 @@ class DeliberationRequest(BaseModel):
 
     deliberation_id: str
     topic: str
-    protocol: str = "board"  # a registered protocol (bot.council.protocols)
+    protocol: str = DEFAULT_PROTOCOL  # a registered protocol (bot.council.protocols)
     context: str  # the packed, fenced context every seat reads
     signals: ReviewSignals = Field(default_factory=lambda: ReviewSignals(topic=""))
     models: list[str] = Field(min_length=1)
@@ -39,7 +39,7 @@ class DeliberationRequest(BaseModel):
     max_spend_tokens: int | None = Field(default=None, gt=0)
     # debate: "quick" (one cycle, no judge), "standard" (a judge, up to 2 cycles), "full"
     # (up to 3 cycles and an outside opinion); None: as the protocol table plans it.
-    debate_mode: Literal["quick", "standard", "full"] | None = None
+    debate_mode: DebateMode | None = None
     # board: personas seated (`+persona`) or kept off (`-persona`) for this run.
     board_add: list[str] = Field(default_factory=list)
     board_remove: list[str] = Field(default_factory=list)

@@ -1,5 +1,6 @@
 """A deliberation's run state, and the helpers every phase uses: the calls in parallel
-(`in_parallel`), one structured call with its re-ask (`structured`), a seat's report.
+(`in_parallel`), one structured call with its re-ask (`structured`, `reasked`), a seat's
+report.
 
 The engine builds a `Run` from the convened seats and hands it to each phase of the
 protocol (`bot.council.phases`); every model call goes through the ledger (`SeatCaller`).
@@ -10,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -23,19 +24,16 @@ from bot.council.advisory import (
     SeatState,
     ShiftRecord,
 )
-from bot.council.calls import Accounts, CostLimitReached, SeatCaller
+from bot.council.calls import Accounts, CallOutcome, CostLimitReached, SeatCaller
 from bot.council.convene import Convened
 from bot.council.findings import FindingKey
 from bot.council.ledger import StepWriter
-from bot.council.protocols import ANSWER_TRIES, DebateModeRule, Protocol, debate_mode, protocol
-from bot.council.protocols.debate.report import ExitReason, OutsideRecord
-from bot.council.protocols.strategies.state import StrategiesState
+from bot.council.protocols import ANSWER_TRIES, Protocol, protocol
 from bot.council.request import DeliberationRequest
 from bot.council.resolution import ResolutionResult
-from bot.council.schemas import Assessment, DiscussionReply, Synthesis, Vote
+from bot.council.schemas import Assessment, Synthesis, Vote
 from bot.council.seats import Seat
 from bot.council.transcript import Transcript
-from bot.council.voting import reasked
 from bot.providers import Message, ModelCall, OutputTool
 
 __all__ = [
@@ -44,6 +42,7 @@ __all__ = [
     "SeatRecord",
     "Stop",
     "in_parallel",
+    "reasked",
     "seat_report",
     "structured",
 ]
@@ -52,6 +51,7 @@ __all__ = [
 Stop = tuple[Resolution | None, str | None]
 # phase, seat, status, label (who the seat is, for a person watching)
 Progress = Callable[..., None]
+State = TypeVar("State")
 
 
 @dataclass
@@ -61,7 +61,7 @@ class SeatRecord:
     error: str | None = None
     assessment: Assessment | None = None
     vote: Vote | None = None
-    vote_missing: str | None = None  # why no vote came (bot.council.voting)
+    vote_missing: str | None = None  # why no vote came (bot.council.phases.vote)
     # The brief's lenses the kept assessment does not score.
     unscored: list[str] = field(default_factory=list)
 
@@ -91,23 +91,20 @@ class Run:
     weighting: str | None = None
     synthesis: Synthesis | None = None
     notes: list[str] = field(default_factory=list)
-    # debate: every reply by cycle and seat, the cycles held and why they stopped, and
-    # the outside opinion (full mode).
-    replies: dict[int, dict[str, DiscussionReply]] = field(default_factory=dict)
-    cycles: int = 0
-    exit: ExitReason = "max_cycles"
-    outside: OutsideRecord | None = None
-    # strategies: the critique rounds' answers and what they decided (bot.council.protocols.strategies.critique).
-    strategies: StrategiesState | None = None
+    # The protocol's own run state (`own_state`), made by its phases; None until then.
+    own: object | None = None
 
     @property
     def protocol(self) -> Protocol:
         return protocol(self.request.protocol)
 
-    @property
-    def mode(self) -> DebateModeRule | None:
-        """The debate's mode (the request's, else the default); None for other protocols."""
-        return debate_mode(self.request.debate_mode) if self.protocol.judged else None
+    def own_state(self, kind: type[State], make: Callable[[], State]) -> State:
+        """The protocol's own run state, made by `make` the first time it is asked for."""
+        if self.own is None:
+            self.own = make()
+        if not isinstance(self.own, kind):
+            raise TypeError(f"the run holds a {type(self.own).__name__}, not a {kind.__name__}")
+        return self.own
 
     @property
     def order(self) -> list[Seat]:
@@ -143,6 +140,20 @@ class Run:
             deadline_s=self.request.assessment_timeout_s,
             label=f"{seat.seat_id}/{tool.name}",
         )
+
+
+def reasked(outcome: CallOutcome, reason: str | None) -> list[Message]:
+    """The turns of a re-ask (every phase's): the answer, then why it is asked again. An
+    answer cut off at the output limit is asked for a shorter one (the same answer would be
+    cut off again)."""
+    if outcome.truncated:
+        ask = prompts.reask_shorter()
+    else:
+        ask = prompts.reask(reason or "the answer was incomplete")
+    return [
+        Message(role="assistant", content=outcome.text or "(no answer)"),
+        Message(role="user", content=ask),
+    ]
 
 
 async def structured(

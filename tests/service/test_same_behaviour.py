@@ -12,7 +12,8 @@ The fixtures together cover the protocols and the renderers:
 - `strategies`: `/council strategies` on a bug fix, whose first critique round raises
   major points, so a second round runs. Only Member A's critiques raise points (`_answers`):
   the points are listed in the order the critiques came back
-  (bot/council/protocols/strategies/critique.py iterates `replies` as they arrived), which no recording could pin.
+  (bot/council/protocols/strategies/critique.py iterates `replies` as they arrived), which no
+  recording could pin.
 
 Each runs through the App (uvicorn, an arq worker, Redis, the fake GitHub, the fake model
 server; a PR comment in) and `council review` twice (`--format json`, `--format text`),

@@ -1,8 +1,8 @@
 """What a `strategies` deliberation reports beyond the common advisory: plain data.
 
 The engine fills it in (`bot.council.protocols.strategies.critique`), `Advisory.strategies`
-carries it, the renderers show it (`bot.render.strategies`). Model-written text in it is untrusted and is
-sanitized by the renderers.
+carries it, the renderers show it (`bot.render.strategies`). Model-written text in it is
+untrusted and is sanitized by the renderers.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ Kept to what strict JSON schemas accept, as `bot.council.schemas` is: lists not 
 `extra="forbid"` everywhere, nullable fields written `X | None`. Bounds a model might
 overstep (a referee's adjustment) are described, not enforced by the schema: the engine
 clamps them (`bot.council.protocols.strategies.rules`), so an eager referee costs no
-re-ask. Lists are bounded and each answer has its output budget, sized as `bot.council.schemas` says.
+re-ask. Lists are bounded and each answer has its output budget, sized as
+`bot.council.schemas` says.
 """
 
 from __future__ import annotations
