@@ -23,14 +23,14 @@ from bot.council.calls import (
     TokenBudget,
     ledger_tokens,
 )
-from bot.council.convene import Convened, ConveneRequest, convene
+from bot.council.convene import Convened, convene
 from bot.council.findings import merge_findings
 from bot.council.ledger import EventKind, Ledger, LedgerEvent, StepWriter
 from bot.council.partial import limited_advisory
 from bot.council.personas import Catalog
 from bot.council.phases import PHASES, report_parts
 from bot.council.protocols import protocol
-from bot.council.request import DeliberationRequest, ProgressEvent
+from bot.council.request import ConveneRequest, DeliberationRequest, ProgressEvent
 from bot.council.reserving import AnswerSizes
 from bot.council.resolution import settled_conditions, top_findings
 from bot.council.run import Run, SeatRecord, Stop, seat_report

@@ -76,7 +76,7 @@ SEATING_INTENTS = frozenset(
      "dependencies", "testing"}
 )  # fmt: skip
 # The PR's intents as `strategies` task types (`classify` in
-# bot/council/protocols/strategies/rules.py); a headline word (the title, a commit
+# bot/council/protocols/strategies/seating.py); a headline word (the title, a commit
 # subject) counts more than one in the description.
 INTENT_TASK_TYPES: dict[str, TaskType] = {
     "bug-fix": "bug-fix",

@@ -1,4 +1,4 @@
-"""The debate's sections of the PR comment (`Advisory.debate`; bot.council.protocols.debate.rules).
+"""The debate's sections of the PR comment (`Advisory.debate`; bot.council.protocols.debate.record).
 
 Visible, a few lines: the executive line (mode, cycles used of the mode's maximum and how
 the debate ended), the decision confidence as its signals (consensus N/M, confidence

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bot.council.protocols import DebateModeRule, debate_mode
-from bot.council.protocols.debate.rules import outside_model
+from bot.council.protocols.debate.panel import outside_model
 
 __all__ = ["DESIGNED", "CommitteeRow", "DebatePlan", "plan_debate"]
 

@@ -113,7 +113,7 @@ class Import:
 
 def is_leaf(module: str) -> bool:
     """A leaf, or a module directly in a leaf package (`bot.council.protocols.board`,
-    `bot.council.protocols.debate`; not `bot.council.protocols.debate.rules`)."""
+    `bot.council.protocols.debate`; not `bot.council.protocols.debate.record`)."""
     return module in LEAVES or any(
         module.startswith(f"{p}.") and "." not in module[len(p) + 1 :] for p in LEAF_PACKAGES
     )

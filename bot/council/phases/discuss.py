@@ -10,7 +10,7 @@ from bot.council.advisory import JudgeRecord, RoundMessage, RoundRecord, ShiftRe
 from bot.council.calls import CostLimitReached
 from bot.council.ledger import EventKind
 from bot.council.protocols import discussion_rounds
-from bot.council.protocols.debate.rules import positions_section
+from bot.council.protocols.debate.record import positions_section
 from bot.council.protocols.debate.state import DebateState, debate_state, mode_rule
 from bot.council.run import Run, in_parallel, structured
 from bot.council.schemas import DiscussionMessage, DiscussionReply, JudgeDecision

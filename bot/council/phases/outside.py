@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from bot.council import prompts
 from bot.council.protocols import NEUTRAL_DIVISION
+from bot.council.protocols.debate.panel import outside_model
+from bot.council.protocols.debate.record import outside_section
 from bot.council.protocols.debate.report import OutsideRecord
-from bot.council.protocols.debate.rules import outside_model, outside_section
 from bot.council.protocols.debate.state import debate_state, mode_rule
 from bot.council.run import Run, structured
 from bot.council.schemas import OutsideOpinion

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.council import prompts
 from bot.council.partial import partial_synthesis
-from bot.council.protocols.debate.rules import choice_options
+from bot.council.protocols.debate.panel import choice_options
 from bot.council.protocols.debate.state import mode_rule
 from bot.council.resolution import settled_conditions
 from bot.council.run import Run, seat_report, structured

@@ -51,7 +51,7 @@ Phase = Literal[
 ]
 # How seats are chosen: "board" scores the persona catalog, "models" seats one neutral
 # member per model, "designed" has a model design a panel for the question, "strategies"
-# seats the strategy lenses of the change's task type (bot.council.protocols.strategies.rules).
+# seats the strategy lenses of the change's task type (bot.council.protocols.strategies.seating).
 Convening = Literal["board", "models", "designed", "strategies"]
 # Who makes a call: a seat (a member), or one of the officers who never vote.
 Party = Literal["seat", "chair", "judge", "designer", "outside"]

@@ -1,4 +1,4 @@
-"""The debate's rules and report as pure code (bot.council.protocols.debate.rules), its
+"""The debate's rules and report as pure code (bot.council.protocols.debate.record), its
 repo config key (`debate.mode`) and the README's table of its modes (issue 12, parts 2, 3 and 5)."""
 
 from __future__ import annotations
@@ -8,15 +8,9 @@ from pathlib import Path
 
 from bot.config import load_repo_config, render_effective
 from bot.council.protocols import DEBATE_MODES, debate_mode, phases_text, planned_calls
+from bot.council.protocols.debate.panel import normalize_lens, outside_model, panel_problems
+from bot.council.protocols.debate.record import DebateRecord, build_report, cites_evidence
 from bot.council.protocols.debate.report import DebateReport
-from bot.council.protocols.debate.rules import (
-    DebateRecord,
-    build_report,
-    cites_evidence,
-    normalize_lens,
-    outside_model,
-    panel_problems,
-)
 from bot.council.schemas import (
     Assessment,
     DiscussionMessage,

@@ -21,20 +21,19 @@ from bot.council.protocols import (
     sequential_turns,
 )
 from bot.council.protocols.strategies.critique import counted_verdicts
-from bot.council.protocols.strategies.report import Classification, RubricRow
-from bot.council.protocols.strategies.rules import (
+from bot.council.protocols.strategies.lenses import LENSES
+from bot.council.protocols.strategies.matrix import (
     ADJUSTMENT_BOUND,
-    LENSES,
-    classify,
     critique_points,
     decide_matrix,
     positions,
     round_record,
     rubric_rows,
-    strategy_seats,
     sycophancy_note,
 )
+from bot.council.protocols.strategies.report import Classification, RubricRow
 from bot.council.protocols.strategies.schemas import TASK_TYPES, CritiqueReply
+from bot.council.protocols.strategies.seating import classify, strategy_seats
 from bot.council.schemas import Assessment
 from bot.council.scoring import ReviewSignals
 from bot.queue.jobs import job_timeout_s

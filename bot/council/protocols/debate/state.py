@@ -1,14 +1,14 @@
 """The `debate` protocol's own run state and its report from the run: the panel, every
 cycle's replies, the judge's decisions, the outside opinion and the votes
-(`bot.council.protocols.debate.rules.build_report`)."""
+(`bot.council.protocols.debate.record.build_report`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from bot.council.protocols import DebateModeRule, debate_mode
+from bot.council.protocols.debate.record import DebateRecord, build_report
 from bot.council.protocols.debate.report import DebateReport, ExitReason, OutsideRecord
-from bot.council.protocols.debate.rules import DebateRecord, build_report
 from bot.council.run import Run
 from bot.council.schemas import DiscussionReply, Vote
 
@@ -38,7 +38,7 @@ def debate_state(run: Run) -> DebateState:
 
 
 def report(run: Run) -> DebateReport | None:
-    """The debate's report (bot.council.protocols.debate.rules); None for a protocol with no
+    """The debate's report (bot.council.protocols.debate.record); None for a protocol with no
     judge."""
     mode = mode_rule(run)
     if mode is None:

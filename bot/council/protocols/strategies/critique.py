@@ -28,6 +28,20 @@ from bot.council import prompts
 from bot.council.advisory import Resolution
 from bot.council.calls import CostLimitReached
 from bot.council.protocols import MAX_CRITIQUE_ROUNDS
+from bot.council.protocols.strategies.matrix import (
+    LOW_FLOOR,
+    RECONCILE_GAP,
+    action_items,
+    agreement,
+    critique_points,
+    decide_matrix,
+    known_locations,
+    plan_confidence,
+    positions,
+    round_record,
+    rubric_rows,
+    sycophancy_note,
+)
 from bot.council.protocols.strategies.prompts import (
     CRITIQUE_TOOL,
     RECONCILE_TOOL,
@@ -43,20 +57,6 @@ from bot.council.protocols.strategies.report import (
     StrategiesReport,
     StrategyItem,
     StrategyPlan,
-)
-from bot.council.protocols.strategies.rules import (
-    LOW_FLOOR,
-    RECONCILE_GAP,
-    action_items,
-    agreement,
-    critique_points,
-    decide_matrix,
-    known_locations,
-    plan_confidence,
-    positions,
-    round_record,
-    rubric_rows,
-    sycophancy_note,
 )
 from bot.council.protocols.strategies.schemas import CritiqueReply, Reconciliation
 from bot.council.protocols.strategies.state import StrategiesState

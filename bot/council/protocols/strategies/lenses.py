@@ -1,4 +1,4 @@
-"""The strategies protocol's lenses (bot/council/protocols/strategies/rules.py): each task
+"""The strategies protocol's lenses (bot/council/protocols/strategies/seating.py): each task
 type's 2-3 strategy lenses in seat order, each with its prompt style and the temperature
 that style asks for. Pure data and one small record type."""
 

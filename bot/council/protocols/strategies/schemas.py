@@ -58,7 +58,7 @@ class TaskTypeAnswer(_Strict):
     reason: str = Field(description="Why, in one sentence")
 
     # ~60 tokens; the call is sent no more than `CLASSIFY_MAX_TOKENS`
-    # (`bot.council.protocols.strategies.rules`).
+    # (`bot.council.protocols.strategies.seating`).
     OUTPUT_TOKENS: ClassVar[int] = 512
 
 
