@@ -190,7 +190,7 @@ class Engine:
         started: float,
         writer: StepWriter,
     ) -> Advisory:
-        """A cap stopped the one call of convening (the debate's panel design)."""
+        """A cap stopped the one call of convening (a panel's design, a task's classification)."""
         usage = accounts.usage.model_copy(
             update={"wall_ms": int((time.monotonic() - started) * 1000)}
         )
@@ -209,7 +209,7 @@ class Engine:
 
     async def preview(self, request: DeliberationRequest) -> Convened | None:
         """The seats `deliberate` would convene for `request`, with no model call and no
-        ledger write (the dry run); None where a model designs them (debate)."""
+        ledger write (the dry run); None where a model designs them (convening "designed")."""
         if protocol(request.protocol).seats.convene == "designed":
             return None
         return await convene(

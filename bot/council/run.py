@@ -41,6 +41,7 @@ __all__ = [
     "Run",
     "SeatRecord",
     "Stop",
+    "answered",
     "in_parallel",
     "reasked",
     "seat_report",
@@ -156,6 +157,35 @@ def reasked(outcome: CallOutcome, reason: str | None) -> list[Message]:
     ]
 
 
+async def answered(
+    run: Run,
+    seat: Seat,
+    tool: OutputTool,
+    transcript: str,
+    brief: str,
+    task: str,
+    step: str,
+    warm: asyncio.Event | None = None,
+    leader: bool = False,
+) -> CallOutcome:
+    """One structured call, re-asked on an invalid answer (`ANSWER_TRIES` in all; steps
+    `step`, then `step/1`): the answer, a failure, or the last invalid answer."""
+    extra: list[Message] = []
+    for attempt in range(ANSWER_TRIES):
+        call = run.call(seat, tool, transcript, brief, task, extra=extra)
+        outcome = await run.caller.call(
+            seat,
+            f"{step}/{attempt}" if attempt else step,
+            call,
+            warm=warm if attempt == 0 else None,
+            leader=leader,
+        )
+        if outcome.ok or not outcome.invalid:
+            return outcome
+        extra = reasked(outcome, outcome.validation_error or "invalid answer")
+    return outcome
+
+
 async def structured(
     run: Run,
     seat: Seat,
@@ -167,23 +197,9 @@ async def structured(
     warm: asyncio.Event | None = None,
     leader: bool = False,
 ) -> BaseModel | None:
-    """One structured call with a single re-ask on an invalid answer."""
-    extra: list[Message] = []
-    for attempt in range(ANSWER_TRIES):
-        call = run.call(seat, tool, transcript, brief, task, extra=extra)
-        outcome = await run.caller.call(
-            seat,
-            f"{step}/{attempt}" if attempt else step,
-            call,
-            warm=warm if attempt == 0 else None,
-            leader=leader,
-        )
-        if outcome.ok:
-            return outcome.output
-        if not outcome.invalid:
-            return None
-        extra = reasked(outcome, outcome.validation_error or "invalid answer")
-    return None
+    """One structured call with a single re-ask on an invalid answer; None: no valid one."""
+    outcome = await answered(run, seat, tool, transcript, brief, task, step, warm, leader)
+    return outcome.output if outcome.ok else None
 
 
 def seat_report(record: SeatRecord) -> SeatReport:

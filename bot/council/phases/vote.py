@@ -25,11 +25,11 @@ from bot.council.advisory import SeatState
 from bot.council.calls import CallOutcome, CostLimitReached
 from bot.council.ledger import EventKind
 from bot.council.protocols import ANSWER_TRIES
-from bot.council.run import Run, in_parallel, reasked
+from bot.council.run import Run, answered, in_parallel
 from bot.council.schemas import Vote
 from bot.council.seats import Seat
 from bot.council.transcript import votes_section
-from bot.providers import ErrorKind, Message
+from bot.providers import ErrorKind
 
 __all__ = ["INVALID_TWICE", "Ballot", "missing_reason", "vote"]
 
@@ -101,28 +101,20 @@ async def _ballot(
 ) -> Ballot:
     """One seat's vote call, re-asked once on an invalid answer (steps "vote/<seat>/0",
     then "vote/<seat>/0/1")."""
-    step = f"vote/{seat.seat_id}/0"
-    extra: list[Message] = []
-    for attempt in range(ANSWER_TRIES):
-        call = run.call(
-            seat,
-            prompts.VOTE_TOOL,
-            transcript,
-            prompts.seat_brief(seat, run.valid()),
-            task,
-            extra=extra,
-        )
-        outcome = await run.caller.call(
-            seat,
-            f"{step}/{attempt}" if attempt else step,
-            call,
-            warm=warm if attempt == 0 else None,
-            leader=leader,
-        )
-        if outcome.ok:
-            answer = outcome.output
-            return Ballot(answer) if isinstance(answer, Vote) else Ballot(None, "not a vote")
-        if not outcome.invalid:
-            return Ballot(None, missing_reason(outcome))
-        extra = reasked(outcome, outcome.validation_error or "invalid answer")
+    outcome = await answered(
+        run,
+        seat,
+        prompts.VOTE_TOOL,
+        transcript,
+        prompts.seat_brief(seat, run.valid()),
+        task,
+        f"vote/{seat.seat_id}/0",
+        warm,
+        leader,
+    )
+    if outcome.ok:
+        answer = outcome.output
+        return Ballot(answer) if isinstance(answer, Vote) else Ballot(None, "not a vote")
+    if not outcome.invalid:
+        return Ballot(None, missing_reason(outcome))
     return Ballot(None, INVALID_TWICE)
