@@ -1,6 +1,7 @@
 """A deliberation's run state, and the helpers every phase uses: the calls in parallel
-(`in_parallel`), one structured call with its re-ask (`structured`, `reasked`), a seat's
-report.
+(`in_parallel`), one structured call with its re-ask (`answered`, `structured`, `reasked`),
+a seat's report. A protocol's own state rides in one slot (`Run.own_state`), so the run
+names no protocol.
 
 The engine builds a `Run` from the convened seats and hands it to each phase of the
 protocol (`bot.council.phases`); every model call goes through the ledger (`SeatCaller`).
