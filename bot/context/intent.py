@@ -2,7 +2,8 @@
 
 "fix: ..." in a title, "perf" in a commit subject, "CVE-2024-3094" anywhere: the author's
 own words for the kind of change, which the board (bot/council/scoring.py) and the
-`strategies` classification (bot/council/strategies.py) read beside what the diff shows.
+`strategies` classification (bot/council/protocols/strategies/seating.py) read beside what
+the diff shows.
 Only words of a fixed vocabulary come out, with where each was found, so nothing of the
 PR's prose (untrusted, possibly secret-bearing) travels further.
 

@@ -13,7 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.council.debate_report import DebateReport
+from bot.council.protocols.debate.report import DebateReport
+from bot.council.protocols.strategies.report import StrategiesReport
 from bot.council.schemas import (
     Assessment,
     DiscussionMessage,
@@ -23,7 +24,6 @@ from bot.council.schemas import (
     Vote,
 )
 from bot.council.scope import ReviewScope
-from bot.council.strategy_report import StrategiesReport
 
 __all__ = [
     "NO_VOTE_STATES",
@@ -346,7 +346,7 @@ class Advisory(_Record):
     # debate: the committee, position history, contention, tradeoffs, decision signals.
     debate: DebateReport | None = None
     # strategies: classification, composition, the rubric before and after critique, the
-    # winner, dropped alternatives, plan confidence (bot.council.strategy_report).
+    # winner, dropped alternatives, plan confidence (bot.council.protocols.strategies.report).
     strategies: StrategiesReport | None = None
     # What the review covered when not the whole diff: a diff built from the files API, an
     # incremental re-review of a push, a full review that could not be one (scope.py).

@@ -68,10 +68,10 @@ from bot.tokens import TokenEstimator, default_estimator
 __all__ = [
     "Accounts",
     "Budget",
+    "CallOutcome",
     "CapReached",
     "CostLimitReached",
     "InMemoryBudget",
-    "Outcome",
     "ProviderSource",
     "Reservation",
     "SeatCaller",
@@ -120,7 +120,7 @@ class CostLimitReached(Exception):
 
 
 @dataclass
-class Outcome:
+class CallOutcome:
     """The result of one step, fresh or replayed from the ledger."""
 
     output: BaseModel | None
@@ -160,7 +160,7 @@ class Accounts:
     # For the advisory: each model whose context was cut for its window, and how far.
     notes: list[str] = field(default_factory=list)
 
-    def add(self, outcome: Outcome, model: str = "") -> None:
+    def add(self, outcome: CallOutcome, model: str = "") -> None:
         self.usage = self.usage.plus(
             UsageSummary(
                 calls=1,
@@ -227,7 +227,7 @@ class SeatCaller:
         *,
         warm: asyncio.Event | None = None,
         leader: bool = False,
-    ) -> Outcome:
+    ) -> CallOutcome:
         """Run one step. A `leader` streams and sets `warm` once its response began; the
         other seats of its model wait on `warm`, so they find the prefix it cached."""
         # A fresh deliberation's writer answers without reading the ledger.
@@ -284,7 +284,7 @@ class SeatCaller:
         held: _Held,
         request: ModelCall[Any],
         warm: asyncio.Event | None,
-    ) -> Outcome:
+    ) -> CallOutcome:
         """The call, fitted to its model's window (one learned while this call waited for
         its leader included); refused as longer than the window, fitted to the window the
         refusal names and sent once more."""
@@ -326,7 +326,7 @@ class SeatCaller:
 
     def _replayed(
         self, seat: Seat, payload: dict[str, JsonValue], request: ModelCall[Any]
-    ) -> Outcome:
+    ) -> CallOutcome:
         """A recorded step's outcome, and the cut its context had for the model's window."""
         outcome = _replay(payload, request, self._priced(seat.model))
         cut = payload.get("context_cut")
@@ -337,7 +337,7 @@ class SeatCaller:
         self._accounts.add(outcome, seat.model)
         return outcome
 
-    def _payload(self, seat: Seat, step: str, outcome: Outcome) -> dict[str, JsonValue]:
+    def _payload(self, seat: Seat, step: str, outcome: CallOutcome) -> dict[str, JsonValue]:
         """The step's record, with the cut of the model's context for its window, if any."""
         payload = _payload(seat, step, outcome)
         cut = self._fitter.cut_of(seat.model)
@@ -384,7 +384,7 @@ class SeatCaller:
         self._tokens.release(held.tokens)
         await self._budget.release(held.money)
 
-    async def _settle(self, held: _Held, outcome: Outcome) -> None:
+    async def _settle(self, held: _Held, outcome: CallOutcome) -> None:
         usage = outcome.usage
         used = usage.total_input_tokens + usage.output_tokens
         if outcome.ok or outcome.cost_usd > 0 or used:
@@ -400,7 +400,7 @@ class SeatCaller:
 
     async def _invoke(
         self, seat: Seat, request: ModelCall[Any], warm: asyncio.Event | None
-    ) -> tuple[Outcome, ProviderError | None]:
+    ) -> tuple[CallOutcome, ProviderError | None]:
         """The call's outcome, and the error it failed with (None: it answered)."""
         started = time.monotonic()
         try:
@@ -414,7 +414,7 @@ class SeatCaller:
         finally:
             if warm is not None:
                 warm.set()
-        answered = Outcome(
+        answered = CallOutcome(
             output=result.output,
             text=result.text,
             error_kind=None,
@@ -464,8 +464,8 @@ def _notes(value: JsonValue | None) -> tuple[str, ...]:
     return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 
-def _failure(err: ProviderError, ms: int) -> Outcome:
-    return Outcome(
+def _failure(err: ProviderError, ms: int) -> CallOutcome:
+    return CallOutcome(
         output=None,
         text=err.raw if isinstance(err, InvalidOutput) else "",
         error_kind=err.kind.value,
@@ -478,7 +478,7 @@ def _failure(err: ProviderError, ms: int) -> Outcome:
     )
 
 
-def _payload(seat: Seat, step: str, outcome: Outcome) -> dict[str, JsonValue]:
+def _payload(seat: Seat, step: str, outcome: CallOutcome) -> dict[str, JsonValue]:
     phase, _, rest = step.partition("/")
     return {
         "seat": seat.seat_id,
@@ -513,7 +513,7 @@ def ledger_tokens(payload: dict[str, JsonValue]) -> int:
     )
 
 
-def _replay(payload: dict[str, JsonValue], request: ModelCall[Any], priced: bool) -> Outcome:
+def _replay(payload: dict[str, JsonValue], request: ModelCall[Any], priced: bool) -> CallOutcome:
     """The recorded outcome; `priced` (the model's price is known now) stands in for a
     record written before the ledger said."""
     raw_output = payload.get("output")
@@ -521,7 +521,7 @@ def _replay(payload: dict[str, JsonValue], request: ModelCall[Any], priced: bool
     if raw_output is not None and request.output is not None:
         output = request.output.schema.model_validate(raw_output)
     status = str(payload.get("status") or "ok")
-    return Outcome(
+    return CallOutcome(
         output=output,
         text=str(payload.get("text") or ""),
         error_kind=None if status == "ok" else status,

@@ -4,7 +4,9 @@ How a protocol convenes, and how many seats, is its entry in `bot.council.protoc
 - "board" (board, quick): score the catalog against the PR's signals, take the top seats;
 - "models" (council): one neutral seat per model; with a single model, three samples of it,
   each with its own reviewing strategy (and temperature, where the model accepts one);
-- "designed" (debate): panelists designed for the topic by one model call.
+- "designed" (debate): panelists designed for the topic by one model call;
+- "strategies": the strategy lenses of the change's task type
+  (bot/council/protocols/strategies/seating.py).
 The chair (and the judge of a judged protocol) are seats of their own that never vote.
 
 A seat's temperature is set only where its model accepts one (`accepts_temperature`, from
@@ -14,18 +16,20 @@ the model's capabilities): otherwise it is None, and nothing claims it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.council import prompts
 from bot.council.boardplan import seat_board
-from bot.council.debate import panel_problems
 from bot.council.personas import Catalog
-from bot.council.protocols import ANSWER_TRIES, protocol, seat_count
+from bot.council.protocols import NEUTRAL_DIVISION, protocol, seat_count
+from bot.council.protocols.debate.panel import design_panel, panel_seats
+from bot.council.protocols.strategies.report import StrategyPlan
+from bot.council.protocols.strategies.seating import convene_strategies
+from bot.council.request import ConveneRequest
 from bot.council.schemas import PanelDesign
-from bot.council.scoring import PersonaRecord, ReviewSignals, score_catalog
+from bot.council.scoring import PersonaRecord, score_catalog
 from bot.council.seats import (
     SAMPLE_STRATEGIES,
     SAMPLE_TEMPERATURES,
@@ -36,9 +40,6 @@ from bot.council.seats import (
     seat_from_persona,
     with_labels,
 )
-from bot.council.strategies import convene_strategies
-from bot.council.strategy_report import StrategyPlan
-from bot.providers import Message, ModelCall, SystemBlock
 
 if TYPE_CHECKING:
     from bot.council.calls import SeatCaller
@@ -46,29 +47,6 @@ if TYPE_CHECKING:
 
 class ConveneError(ValueError):
     """The seats cannot be formed (e.g. an unknown pinned persona, an empty catalog)."""
-
-
-class ConveneRequest(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    deliberation_id: str
-    protocol: str
-    topic: str
-    signals: ReviewSignals
-    models: list[str]
-    allowed_models: list[str] = Field(default_factory=list)
-    chair_model: str | None = None
-    board_size: int = 5  # the repo's board.default_size; the protocol decides what it means
-    board_min_size: int = 3
-    pinned: list[tuple[str, str | None]] = Field(default_factory=list)
-    # This run's board adjustments (`/council board +x -y`; see bot.council.boardplan).
-    board_add: list[str] = Field(default_factory=list)
-    board_remove: list[str] = Field(default_factory=list)
-    # The repo's `chair_votes`: the chair model also sits as a voting member.
-    chair_votes: bool = False
-    system: list[SystemBlock] = Field(default_factory=list)
-    max_tokens: int = 8192
-    deadline_s: float = 300.0
 
 
 class Convened(BaseModel):
@@ -98,28 +76,12 @@ async def convene(
     designs the panel (debate); None previews the other protocols without a call.
     `accepts_temperature(model)` says whether a model takes a temperature (None: none
     does, so no seat is given one)."""
-    takes = accepts_temperature or (lambda _model: False)
-    notes: list[str] = []
-    panel: PanelDesign | None = None
-    plan: StrategyPlan | None = None
     proto = protocol(request.protocol)
-    count = seat_count(
-        proto.name, models=len(dict.fromkeys(request.models)), board_size=request.board_size
+    members = await _members(
+        request, catalog, records, caller, accepts_temperature or (lambda _model: False)
     )
-    if proto.seats.convene == "models":
-        seats, notes = _council_seats(request.models, count, takes)
-    elif proto.seats.convene == "designed":
-        if caller is None:
-            raise ConveneError(f"{proto.name}: a model designs the seats; there is no preview")
-        panel, design_notes = await _design_panel(request, caller, count)
-        notes.extend(design_notes)
-        seats = _panel_seats(panel, request.models)
-    elif proto.seats.convene == "strategies":
-        chair_seat = _officer("chair", request.chair_model or request.models[0], 0)
-        seats, notes, plan = await convene_strategies(request, caller, takes, chair_seat)
-    else:
-        seats, notes = _board_seats(request, catalog, records, count, takes)
-    if proto.seats.convene != "board" and (request.board_add or request.board_remove):
+    seats, notes = members.seats, members.notes
+    if not proto.convenes_board and (request.board_add or request.board_remove):
         notes.append(
             f"Board adjustments ({_adjustments(request)}) apply to a board; the "
             f"{proto.name} protocol does not seat one, so they were not used."
@@ -145,9 +107,51 @@ async def convene(
         chair=chair,
         judge=judge,
         notes=notes,
-        panel=panel,
-        strategies=plan,
+        panel=members.panel,
+        strategies=members.plan,
     )
+
+
+@dataclass
+class _Members:
+    """The members convening seats, before the chair and the order: the notes on how, and
+    the designed panel or the strategy plan they were seated from."""
+
+    seats: list[Seat]
+    notes: list[str]
+    panel: PanelDesign | None = None
+    plan: StrategyPlan | None = None
+
+
+async def _members(
+    request: ConveneRequest,
+    catalog: Catalog,
+    records: Sequence[PersonaRecord],
+    caller: SeatCaller | None,
+    takes: Callable[[str], bool],
+) -> _Members:
+    """The members, seated the way the protocol's entry says (`Seats.convene`)."""
+    proto = protocol(request.protocol)
+    count = seat_count(
+        proto.name, models=len(dict.fromkeys(request.models)), board_size=request.board_size
+    )
+    if proto.seats.convene == "models":
+        return _Members(*_council_seats(request.models, count, takes))
+    if proto.seats.convene == "designed":
+        if caller is None:
+            raise ConveneError(f"{proto.name}: a model designs the seats; there is no preview")
+        designer = _officer("designer", request.chair_model or request.models[0], 0)
+        panel, design_notes = await design_panel(request, caller, count, designer)
+        if panel is None:
+            raise ConveneError(
+                "the debate panel could not be designed (the model's answers were invalid)"
+            )
+        return _Members(panel_seats(panel, request.models), design_notes, panel=panel)
+    if proto.convenes_lenses:
+        chair_seat = _officer("chair", request.chair_model or request.models[0], 0)
+        seats, notes, plan = await convene_strategies(request, caller, takes, chair_seat)
+        return _Members(seats, notes, plan=plan)
+    return _Members(*_board_seats(request, catalog, records, count, takes))
 
 
 def _board_seats(
@@ -242,76 +246,6 @@ def samples_note(model: str, seats: Sequence[Seat]) -> str:
     return f"{head}, each with a distinct reviewing strategy (the model takes no temperature)."
 
 
-async def _design_panel(
-    request: ConveneRequest, caller: SeatCaller, count: int
-) -> tuple[PanelDesign, list[str]]:
-    """The designed panel, and a note when it still breaks the panel rules after the one
-    re-ask that names its problems (the debate then runs with the better design)."""
-    designer = _officer("designer", request.chair_model or request.models[0], 0)
-    kept: tuple[PanelDesign, list[str]] | None = None
-    call: ModelCall[Any] = ModelCall(
-        system=request.system,
-        messages=prompts.messages(
-            "", prompts.designer_brief(), prompts.design_task(request.topic, count)
-        ),
-        output=prompts.DESIGN_TOOL,
-        tools=prompts.tools_for(request.protocol),
-        max_tokens=prompts.DESIGN_TOOL.output_tokens(request.max_tokens),
-        deadline_s=request.deadline_s,
-        label="designer/submit_panel",
-    )
-    for attempt in range(ANSWER_TRIES):
-        outcome = await caller.call(designer, f"design/designer/{attempt}", call)
-        if outcome.ok and isinstance(outcome.output, PanelDesign):
-            problems = panel_problems(outcome.output)
-            if not problems:
-                return outcome.output, []
-            if kept is None or len(problems) < len(kept[1]):
-                kept = (outcome.output, problems)
-            call = replace(
-                call,
-                messages=[
-                    *call.messages,
-                    Message(role="assistant", content=outcome.text or "(no answer)"),
-                    Message(role="user", content=prompts.redesign_task(problems)),
-                ],
-            )
-        elif outcome.truncated:  # the same request would be cut off again: ask for less
-            call = replace(
-                call,
-                messages=[
-                    *call.messages,
-                    Message(role="assistant", content=outcome.text or "(no answer)"),
-                    Message(role="user", content=prompts.reask_shorter()),
-                ],
-            )
-    if kept is not None:
-        panel, problems = kept
-        return panel, [
-            "The debate panel still breaks the panel rules after one re-ask ("
-            + "; ".join(problems)
-            + "); the debate ran with it."
-        ]
-    raise ConveneError("the debate panel could not be designed (the model's answers were invalid)")
-
-
-def _panel_seats(panel: PanelDesign, models: Sequence[str]) -> list[Seat]:
-    seats = []
-    for i, p in enumerate(panel.panelists):
-        seats.append(
-            Seat(
-                seat_id=f"seat-{i + 1}",
-                persona_id=f"panelist-{i + 1}",
-                persona_name=p.name,
-                division=p.stance,
-                persona_text=f"{p.brief}\nYour stance: {p.stance}.",
-                lenses=(p.lens,),
-                model=models[i % len(models)],
-            )
-        )
-    return seats
-
-
 def _officer(role: str, model: str, index: int) -> Seat:
     names = {"chair": "Chair", "judge": "Step-back judge", "designer": "Panel designer"}
     return Seat(
@@ -319,7 +253,7 @@ def _officer(role: str, model: str, index: int) -> Seat:
         label=names[role],
         persona_id=role,
         persona_name=names[role],
-        division="council",
+        division=NEUTRAL_DIVISION,
         persona_text=names[role],
         lenses=("synthesis",),
         model=model,

@@ -23,14 +23,14 @@ from bot.council.calls import (
     TokenBudget,
     ledger_tokens,
 )
-from bot.council.convene import Convened, ConveneRequest, convene
+from bot.council.convene import Convened, convene
 from bot.council.findings import merge_findings
 from bot.council.ledger import EventKind, Ledger, LedgerEvent, StepWriter
 from bot.council.partial import limited_advisory
 from bot.council.personas import Catalog
 from bot.council.phases import PHASES, report_parts
 from bot.council.protocols import protocol
-from bot.council.request import DeliberationRequest, ProgressEvent
+from bot.council.request import ConveneRequest, DeliberationRequest, ProgressEvent
 from bot.council.reserving import AnswerSizes
 from bot.council.resolution import settled_conditions, top_findings
 from bot.council.run import Run, SeatRecord, Stop, seat_report
@@ -126,7 +126,30 @@ class Engine:
         except BaseException:
             await writer.flush_quietly()
             raise
-        run = Run(
+        run = self._run(request, convened, caller, writer, accounts)
+        outcome: Resolution | None = None
+        reason: str | None = None
+        try:
+            outcome, reason = await self._phases(run)
+        except CostLimitReached as stop:
+            outcome, reason = Resolution.COST_LIMIT, stop.reason()
+        try:
+            advisory = self._advisory(run, outcome, reason, started)
+        except BaseException:
+            await writer.flush_quietly()  # the last step's answers are kept
+            raise
+        return await self._synthesized(advisory, writer)
+
+    def _run(
+        self,
+        request: DeliberationRequest,
+        convened: Convened,
+        caller: SeatCaller,
+        writer: StepWriter,
+        accounts: Accounts,
+    ) -> Run:
+        """The run state the phases share, from the convened seats."""
+        return Run(
             request=request,
             convened=convened,
             caller=caller,
@@ -142,18 +165,6 @@ class Engine:
             progress=self._progress,
             notes=[*request.notes, *convened.notes],
         )
-        outcome: Resolution | None = None
-        reason: str | None = None
-        try:
-            outcome, reason = await self._phases(run)
-        except CostLimitReached as stop:
-            outcome, reason = Resolution.COST_LIMIT, stop.reason()
-        try:
-            advisory = self._advisory(run, outcome, reason, started)
-        except BaseException:
-            await writer.flush_quietly()  # the last step's answers are kept
-            raise
-        return await self._synthesized(advisory, writer)
 
     async def _synthesized(self, advisory: Advisory, writer: StepWriter) -> Advisory:
         writer.append(
@@ -179,7 +190,7 @@ class Engine:
         started: float,
         writer: StepWriter,
     ) -> Advisory:
-        """A cap stopped the one call of convening (the debate's panel design)."""
+        """A cap stopped the one call of convening (a panel's design, a task's classification)."""
         usage = accounts.usage.model_copy(
             update={"wall_ms": int((time.monotonic() - started) * 1000)}
         )
@@ -198,7 +209,7 @@ class Engine:
 
     async def preview(self, request: DeliberationRequest) -> Convened | None:
         """The seats `deliberate` would convene for `request`, with no model call and no
-        ledger write (the dry run); None where a model designs them (debate)."""
+        ledger write (the dry run); None where a model designs them (convening "designed")."""
         if protocol(request.protocol).seats.convene == "designed":
             return None
         return await convene(

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.council.strategy_schemas import TaskType
+from bot.council.protocols.strategies.schemas import TaskType
 
 __all__ = [
     "DEFAULT_TOPIC",
@@ -75,8 +75,9 @@ SEATING_INTENTS = frozenset(
     {"bug-fix", "performance", "security", "concurrency", "refactor", "documentation",
      "dependencies", "testing"}
 )  # fmt: skip
-# The PR's intents as `strategies` task types (bot/council/strategies.py `classify`); a
-# headline word (the title, a commit subject) counts more than one in the description.
+# The PR's intents as `strategies` task types (`classify` in
+# bot/council/protocols/strategies/seating.py); a headline word (the title, a commit
+# subject) counts more than one in the description.
 INTENT_TASK_TYPES: dict[str, TaskType] = {
     "bug-fix": "bug-fix",
     "feature": "feature",

@@ -20,6 +20,13 @@ from bot.context.prose import (
     section_heading,
 )
 from bot.council.protocols import PROTOCOLS, debate_mode, protocol
+from bot.council.protocols.strategies import STRATEGIES
+from bot.council.protocols.strategies.prompts import (
+    CRITIQUE_TOOL,
+    RECONCILE_TOOL,
+    STRATEGY_TOOLS,
+    TASK_TYPE_TOOL,
+)
 from bot.council.schemas import (
     Assessment,
     DiscussionReply,
@@ -32,12 +39,6 @@ from bot.council.schemas import (
     Vote,
 )
 from bot.council.seats import Seat
-from bot.council.strategy_prompts import (
-    CRITIQUE_TOOL,
-    RECONCILE_TOOL,
-    STRATEGY_TOOLS,
-    TASK_TYPE_TOOL,
-)
 from bot.providers import Message, OutputTool, SystemBlock
 
 ASSESS_TOOL = OutputTool("submit_assessment", "Submit your independent assessment.", Assessment)
@@ -75,7 +76,7 @@ DELIBERATION_TOOLS: tuple[OutputTool, ...] = (
 # The tools each phase (and each way of convening) answers with.
 _PHASE_TOOLS: dict[str, tuple[OutputTool, ...]] = {
     "designed": (DESIGN_TOOL,),
-    "strategies": (TASK_TYPE_TOOL,),
+    STRATEGIES.seats.convene: (TASK_TYPE_TOOL,),
     "assess": (ASSESS_TOOL,),
     "discuss": (DISCUSS_TOOL,),
     "judge": (JUDGE_TOOL,),

@@ -1,18 +1,19 @@
-"""What a deliberation is asked to do (`DeliberationRequest`), and what it tells a person
-watching it (`ProgressEvent`)."""
+"""What a deliberation is asked to do (`DeliberationRequest`), what its convening is asked
+to seat (`ConveneRequest`), and what it tells a person watching it (`ProgressEvent`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bot.council.board import BoardConfig, PinnedSeat
+from bot.council.protocols import DEFAULT_PROTOCOL, DebateMode
 from bot.council.protocols import protocol as protocol_spec
 from bot.council.scoring import ReviewSignals
+from bot.providers import SystemBlock
 
-__all__ = ["DeliberationRequest", "ProgressEvent"]
+__all__ = ["ConveneRequest", "DeliberationRequest", "ProgressEvent"]
 
 
 class DeliberationRequest(BaseModel):
@@ -20,7 +21,7 @@ class DeliberationRequest(BaseModel):
 
     deliberation_id: str
     topic: str
-    protocol: str = "board"  # a registered protocol (bot.council.protocols)
+    protocol: str = DEFAULT_PROTOCOL  # a registered protocol (bot.council.protocols)
     context: str  # the packed, fenced context every seat reads
     signals: ReviewSignals = Field(default_factory=lambda: ReviewSignals(topic=""))
     models: list[str] = Field(min_length=1)
@@ -39,7 +40,7 @@ class DeliberationRequest(BaseModel):
     max_spend_tokens: int | None = Field(default=None, gt=0)
     # debate: "quick" (one cycle, no judge), "standard" (a judge, up to 2 cycles), "full"
     # (up to 3 cycles and an outside opinion); None: as the protocol table plans it.
-    debate_mode: Literal["quick", "standard", "full"] | None = None
+    debate_mode: DebateMode | None = None
     # board: personas seated (`+persona`) or kept off (`-persona`) for this run.
     board_add: list[str] = Field(default_factory=list)
     board_remove: list[str] = Field(default_factory=list)
@@ -54,6 +55,31 @@ class DeliberationRequest(BaseModel):
     def _registered(cls, name: str) -> str:
         protocol_spec(name)  # ValueError naming the registered ones
         return name
+
+
+class ConveneRequest(BaseModel):
+    """What convening is asked to seat (the engine's, from a `DeliberationRequest`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    deliberation_id: str
+    protocol: str
+    topic: str
+    signals: ReviewSignals
+    models: list[str]
+    allowed_models: list[str] = Field(default_factory=list)
+    chair_model: str | None = None
+    board_size: int = 5  # the repo's board.default_size; the protocol decides what it means
+    board_min_size: int = 3
+    pinned: list[tuple[str, str | None]] = Field(default_factory=list)
+    # This run's board adjustments (`/council board +x -y`; see bot.council.boardplan).
+    board_add: list[str] = Field(default_factory=list)
+    board_remove: list[str] = Field(default_factory=list)
+    # The repo's `chair_votes`: the chair model also sits as a voting member.
+    chair_votes: bool = False
+    system: list[SystemBlock] = Field(default_factory=list)
+    max_tokens: int = 8192
+    deadline_s: float = 300.0
 
 
 @dataclass

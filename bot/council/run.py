@@ -1,5 +1,7 @@
 """A deliberation's run state, and the helpers every phase uses: the calls in parallel
-(`in_parallel`), one structured call with its re-ask (`structured`), a seat's report.
+(`in_parallel`), one structured call with its re-ask (`answered`, `structured`, `reasked`),
+a seat's report. A protocol's own state rides in one slot (`Run.own_state`), so the run
+names no protocol.
 
 The engine builds a `Run` from the convened seats and hands it to each phase of the
 protocol (`bot.council.phases`); every model call goes through the ledger (`SeatCaller`).
@@ -10,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -23,19 +25,16 @@ from bot.council.advisory import (
     SeatState,
     ShiftRecord,
 )
-from bot.council.calls import Accounts, CostLimitReached, SeatCaller
+from bot.council.calls import Accounts, CallOutcome, CostLimitReached, SeatCaller
 from bot.council.convene import Convened
-from bot.council.debate_report import ExitReason, OutsideRecord
 from bot.council.findings import FindingKey
 from bot.council.ledger import StepWriter
-from bot.council.protocols import ANSWER_TRIES, DebateModeRule, Protocol, debate_mode, protocol
+from bot.council.protocols import ANSWER_TRIES, Protocol, protocol
 from bot.council.request import DeliberationRequest
 from bot.council.resolution import ResolutionResult
-from bot.council.schemas import Assessment, DiscussionReply, Synthesis, Vote
+from bot.council.schemas import Assessment, Synthesis, Vote
 from bot.council.seats import Seat
-from bot.council.strategy_state import StrategiesState
 from bot.council.transcript import Transcript
-from bot.council.voting import reasked
 from bot.providers import Message, ModelCall, OutputTool
 
 __all__ = [
@@ -43,7 +42,9 @@ __all__ = [
     "Run",
     "SeatRecord",
     "Stop",
+    "answered",
     "in_parallel",
+    "reasked",
     "seat_report",
     "structured",
 ]
@@ -52,6 +53,7 @@ __all__ = [
 Stop = tuple[Resolution | None, str | None]
 # phase, seat, status, label (who the seat is, for a person watching)
 Progress = Callable[..., None]
+State = TypeVar("State")
 
 
 @dataclass
@@ -61,7 +63,7 @@ class SeatRecord:
     error: str | None = None
     assessment: Assessment | None = None
     vote: Vote | None = None
-    vote_missing: str | None = None  # why no vote came (bot.council.voting)
+    vote_missing: str | None = None  # why no vote came (bot.council.phases.vote)
     # The brief's lenses the kept assessment does not score.
     unscored: list[str] = field(default_factory=list)
 
@@ -91,23 +93,20 @@ class Run:
     weighting: str | None = None
     synthesis: Synthesis | None = None
     notes: list[str] = field(default_factory=list)
-    # debate: every reply by cycle and seat, the cycles held and why they stopped, and
-    # the outside opinion (full mode).
-    replies: dict[int, dict[str, DiscussionReply]] = field(default_factory=dict)
-    cycles: int = 0
-    exit: ExitReason = "max_cycles"
-    outside: OutsideRecord | None = None
-    # strategies: the critique rounds' answers and what they decided (bot.council.critique).
-    strategies: StrategiesState | None = None
+    # The protocol's own run state (`own_state`), made by its phases; None until then.
+    own: object | None = None
 
     @property
     def protocol(self) -> Protocol:
         return protocol(self.request.protocol)
 
-    @property
-    def mode(self) -> DebateModeRule | None:
-        """The debate's mode (the request's, else the default); None for other protocols."""
-        return debate_mode(self.request.debate_mode) if self.protocol.judged else None
+    def own_state(self, kind: type[State], make: Callable[[], State]) -> State:
+        """The protocol's own run state, made by `make` the first time it is asked for."""
+        if self.own is None:
+            self.own = make()
+        if not isinstance(self.own, kind):
+            raise TypeError(f"the run holds a {type(self.own).__name__}, not a {kind.__name__}")
+        return self.own
 
     @property
     def order(self) -> list[Seat]:
@@ -145,6 +144,49 @@ class Run:
         )
 
 
+def reasked(outcome: CallOutcome, reason: str | None) -> list[Message]:
+    """The turns of a re-ask (every phase's): the answer, then why it is asked again. An
+    answer cut off at the output limit is asked for a shorter one (the same answer would be
+    cut off again)."""
+    if outcome.truncated:
+        ask = prompts.reask_shorter()
+    else:
+        ask = prompts.reask(reason or "the answer was incomplete")
+    return [
+        Message(role="assistant", content=outcome.text or "(no answer)"),
+        Message(role="user", content=ask),
+    ]
+
+
+async def answered(
+    run: Run,
+    seat: Seat,
+    tool: OutputTool,
+    transcript: str,
+    brief: str,
+    task: str,
+    step: str,
+    warm: asyncio.Event | None = None,
+    leader: bool = False,
+) -> CallOutcome:
+    """One structured call, re-asked on an invalid answer (`ANSWER_TRIES` in all; steps
+    `step`, then `step/1`): the answer, a failure, or the last invalid answer."""
+    extra: list[Message] = []
+    for attempt in range(ANSWER_TRIES):
+        call = run.call(seat, tool, transcript, brief, task, extra=extra)
+        outcome = await run.caller.call(
+            seat,
+            f"{step}/{attempt}" if attempt else step,
+            call,
+            warm=warm if attempt == 0 else None,
+            leader=leader,
+        )
+        if outcome.ok or not outcome.invalid:
+            return outcome
+        extra = reasked(outcome, outcome.validation_error or "invalid answer")
+    return outcome
+
+
 async def structured(
     run: Run,
     seat: Seat,
@@ -156,23 +198,9 @@ async def structured(
     warm: asyncio.Event | None = None,
     leader: bool = False,
 ) -> BaseModel | None:
-    """One structured call with a single re-ask on an invalid answer."""
-    extra: list[Message] = []
-    for attempt in range(ANSWER_TRIES):
-        call = run.call(seat, tool, transcript, brief, task, extra=extra)
-        outcome = await run.caller.call(
-            seat,
-            f"{step}/{attempt}" if attempt else step,
-            call,
-            warm=warm if attempt == 0 else None,
-            leader=leader,
-        )
-        if outcome.ok:
-            return outcome.output
-        if not outcome.invalid:
-            return None
-        extra = reasked(outcome, outcome.validation_error or "invalid answer")
-    return None
+    """One structured call with a single re-ask on an invalid answer; None: no valid one."""
+    outcome = await answered(run, seat, tool, transcript, brief, task, step, warm, leader)
+    return outcome.output if outcome.ok else None
 
 
 def seat_report(record: SeatRecord) -> SeatReport:

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from bot.council.protocols import PROTOCOLS
+from bot.council.protocols.debate import DEBATE
 
 __all__ = [
     "Assessment",
@@ -58,7 +58,7 @@ VoteChoice = Literal["APPROVE", "REJECT"]
 MessageType = Literal["CHALLENGE", "AGREE", "QUESTION", "CLARIFY", "SHIFT"]
 JudgeVerdict = Literal["CONVERGED", "PARTIAL", "FULL"]
 Stance = Literal["adversarial", "constructive", "neutral"]
-_PANEL = PROTOCOLS["debate"].seats  # the designed panel's bounds
+_PANEL = DEBATE.seats  # the designed panel's bounds
 # Lenses a seat's brief can list: a built-in persona has 4, a neutral seat 3, a strategy
 # lens 2-3; a custom persona's lenses past 12 are left unscored (bot/council/gate.py).
 MAX_LENSES = 12

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.council.personas import Persona
+from bot.council.protocols import NEUTRAL_DIVISION
 
 NEUTRAL_PERSONA_ID = "council-member"
 NEUTRAL_PERSONA_TEXT = (
@@ -113,7 +114,7 @@ def neutral_seat(
         seat_id=f"seat-{index}",
         persona_id=NEUTRAL_PERSONA_ID,
         persona_name="Council member",
-        division="council",
+        division=NEUTRAL_DIVISION,
         persona_text=NEUTRAL_PERSONA_TEXT,
         lenses=NEUTRAL_LENSES,
         model=model,

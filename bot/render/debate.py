@@ -1,4 +1,4 @@
-"""The debate's sections of the PR comment (`Advisory.debate`; bot.council.debate).
+"""The debate's sections of the PR comment (`Advisory.debate`; bot.council.protocols.debate.record).
 
 Visible, a few lines: the executive line (mode, cycles used of the mode's maximum and how
 the debate ended), the decision confidence as its signals (consensus N/M, confidence
@@ -21,8 +21,8 @@ from typing import Any
 # neither reads the other's names while loading, so either may be imported first.
 import bot.render.blocks as blocks
 from bot.council.advisory import Advisory
-from bot.council.debate_report import DebateReport, PositionHistory, TradeoffRow
 from bot.council.protocols.debate import DEBATE
+from bot.council.protocols.debate.report import DebateReport, PositionHistory, TradeoffRow
 from bot.render.sections import Sections
 from bot.safety import strip_invisible
 

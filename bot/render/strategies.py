@@ -18,7 +18,7 @@ from typing import Any
 import bot.render.blocks as blocks
 from bot.council.advisory import Advisory
 from bot.council.protocols.strategies import STRATEGIES
-from bot.council.strategy_report import RUBRIC, RubricRow, StrategiesReport
+from bot.council.protocols.strategies.report import RUBRIC, RubricRow, StrategiesReport
 from bot.render.sections import Sections
 from bot.safety import strip_invisible
 

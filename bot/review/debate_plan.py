@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bot.council.debate import outside_model
 from bot.council.protocols import DebateModeRule, debate_mode
+from bot.council.protocols.debate.panel import outside_model
 
 __all__ = ["DESIGNED", "CommitteeRow", "DebatePlan", "plan_debate"]
 

@@ -10,8 +10,8 @@ what the people did, and the persona outcome records how (its `basis`):
   - its vote (basis "vote") in a protocol that votes (`board`, `debate`);
   - else its assessment's verdict (basis "assessment"): the seats of `quick`, `council`
     and `strategies` (which do not vote; a `strategies` seat's verdict is the one its
-    critique rounds left it, `bot.council.critique`), and a seat of a voting protocol
-    whose vote was invalid (it abstained).
+    critique rounds left it, `bot.council.protocols.strategies.critique`), and a seat of a
+    voting protocol whose vote was invalid (it abstained).
   A stance held up when:
   - APPROVE: the PR merged;
   - REJECT: the PR did not merge;

@@ -11,8 +11,9 @@ The fixtures together cover the protocols and the renderers:
   the decision guide;
 - `strategies`: `/council strategies` on a bug fix, whose first critique round raises
   major points, so a second round runs. Only Member A's critiques raise points (`_answers`):
-  the points are listed in the order the critiques came back (bot/council/critique.py
-  iterates `replies` as they arrived), which no recording could pin.
+  the points are listed in the order the critiques came back
+  (bot/council/protocols/strategies/critique.py iterates `replies` as they arrived), which no
+  recording could pin.
 
 Each runs through the App (uvicorn, an arq worker, Redis, the fake GitHub, the fake model
 server; a PR comment in) and `council review` twice (`--format json`, `--format text`),
@@ -294,7 +295,7 @@ async def test_the_app_and_the_command_line_say_what_was_recorded(
 def _answers(fixture: Fixture) -> Callable[[FakeRequest], Reply]:
     """The fixture's scripted answers. Only Member A's cross-critiques raise points (the
     others score and adjust): the points are listed in the order the critiques came back
-    (`replies` in bot/council/critique.py), which changes from run to run."""
+    (`replies` in bot/council/protocols/strategies/critique.py), which changes from run to run."""
     script = CouncilScript(**fixture.script)
 
     def answer(request: FakeRequest) -> Reply:

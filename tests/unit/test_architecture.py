@@ -20,9 +20,11 @@ itself (`bot/settings.py` -> `settings`). An import between two units must be al
     and every log line is redacted;
   - `bot/capabilities.py`: the capability table's data model, shared by settings and
     providers (pydantic only);
-  - the protocol registry (`bot/council/protocols/`, the package and every module in it)
-    and `bot/council/board.py`: the protocol table and what a deliberation is asked to
-    seat, which the repo config validates against (stdlib; pydantic and the protocol table).
+  - the protocol registry (`bot/council/protocols/`: the package, its modules and each
+    protocol's table entry, `protocols/debate/__init__.py`; not the modules inside a
+    protocol's package, which hold its phases, run state and report) and
+    `bot/council/board.py`: the protocol table and what a deliberation is asked to seat,
+    which the repo config validates against (stdlib; pydantic and the protocol table).
 - Process infrastructure (`INFRASTRUCTURE`): the one settings object (`bot/settings.py`),
   logging set-up (`bot/logs.py`) and the metric objects (`bot/metrics.py`). Every unit that
   runs a process or talks to a service may use them; the pure units (`PURE`: context,
@@ -84,7 +86,8 @@ LEAVES = frozenset(
         "bot.council.board",
     }
 )
-# Leaves that are packages: every module in them is a leaf too.
+# Leaves that are packages: every module directly in them is a leaf too (a subpackage's
+# `__init__`, a protocol's table entry, but not the modules inside it).
 LEAF_PACKAGES = frozenset({"bot.council.protocols", "bot.safety"})
 LEAF_LIBRARIES = frozenset({"pydantic"})
 INFRASTRUCTURE = frozenset({"settings", "logs", "metrics"})
@@ -110,8 +113,11 @@ class Import:
 
 
 def is_leaf(module: str) -> bool:
-    """A leaf, or a module of a leaf package (`bot.council.protocols.board`)."""
-    return module in LEAVES or any(module.startswith(f"{p}.") for p in LEAF_PACKAGES)
+    """A leaf, or a module directly in a leaf package (`bot.council.protocols.board`,
+    `bot.council.protocols.debate`; not `bot.council.protocols.debate.record`)."""
+    return module in LEAVES or any(
+        module.startswith(f"{p}.") and "." not in module[len(p) + 1 :] for p in LEAF_PACKAGES
+    )
 
 
 def module_name(path: Path) -> str:

@@ -2,7 +2,8 @@
 
 "convene" runs before the others (its result is the run itself); "judge" runs inside the
 discussion, after each round. The shared phases live in this package; a protocol's own
-phases in its modules (strategies' critique and reconciliation: `bot.council.critique`).
+phases in its package (strategies' critique and reconciliation:
+`bot.council.protocols.strategies.critique`).
 `register_phase` adds the code of a new phase (a new protocol's).
 """
 
@@ -12,23 +13,21 @@ from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from bot.council import critique, debate_run, voting
 from bot.council.phases.assess import assess, gate
 from bot.council.phases.discuss import discuss
 from bot.council.phases.outside import outside
 from bot.council.phases.rank import rank
 from bot.council.phases.resolve import resolve
 from bot.council.phases.synthesize import synthesize
-from bot.council.run import Run, Stop, in_parallel
+from bot.council.phases.vote import vote
+from bot.council.protocols.debate import state as debate_state
+from bot.council.protocols.strategies import critique
+from bot.council.run import Run, Stop
 
 __all__ = ["PHASES", "PhaseCode", "register_phase", "report_parts", "unregister_phase"]
 
 # One phase of a run: None to go on, or how the deliberation ended early.
 PhaseCode = Callable[[Run], Awaitable[Stop | None]]
-
-
-async def _vote(run: Run) -> None:
-    await voting.vote(run, run.progress, in_parallel)
 
 
 _CODE: dict[str, PhaseCode] = {
@@ -39,7 +38,7 @@ _CODE: dict[str, PhaseCode] = {
     "critique": critique.critique,
     "reconcile": critique.reconcile,
     "rank": rank,
-    "vote": _vote,
+    "vote": vote,
     "resolve": resolve,
     "synthesize": synthesize,
 }
@@ -61,4 +60,4 @@ def unregister_phase(name: str) -> None:
 def report_parts(run: Run) -> dict[str, Any]:
     """The advisory's protocol parts: each protocol's report of its run (None for a run of
     another protocol)."""
-    return dict(debate=debate_run.report(run), strategies=critique.report(run))
+    return dict(debate=debate_state.report(run), strategies=critique.report(run))

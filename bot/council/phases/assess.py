@@ -7,14 +7,13 @@ import asyncio
 
 from bot.council import prompts
 from bot.council.advisory import Resolution, SeatState
-from bot.council.calls import CostLimitReached, Outcome
+from bot.council.calls import CallOutcome, CostLimitReached
 from bot.council.gate import Gated, gate_assessment
 from bot.council.protocols import ASSESS_TRIES
-from bot.council.run import Run, SeatRecord, Stop, in_parallel
+from bot.council.run import Run, SeatRecord, Stop, in_parallel, reasked
 from bot.council.schemas import Assessment
 from bot.council.seats import Seat
 from bot.council.transcript import assessments_section
-from bot.council.voting import reasked
 from bot.providers import Message
 
 __all__ = ["MAX_REASKS", "assess", "gate"]
@@ -100,7 +99,7 @@ async def gate(run: Run) -> Stop | None:
     return None
 
 
-def _gate_reason(outcome: Outcome, seat: Seat) -> tuple[str | None, Gated | None]:
+def _gate_reason(outcome: CallOutcome, seat: Seat) -> tuple[str | None, Gated | None]:
     """Why to re-ask the answer (None: it is complete), and the completeness gate's
     judgement of it when it is a valid assessment."""
     if outcome.invalid:

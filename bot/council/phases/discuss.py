@@ -8,9 +8,10 @@ import asyncio
 from bot.council import prompts
 from bot.council.advisory import JudgeRecord, RoundMessage, RoundRecord, ShiftRecord
 from bot.council.calls import CostLimitReached
-from bot.council.debate import positions_section
 from bot.council.ledger import EventKind
 from bot.council.protocols import discussion_rounds
+from bot.council.protocols.debate.record import positions_section
+from bot.council.protocols.debate.state import DebateState, debate_state, mode_rule
 from bot.council.run import Run, in_parallel, structured
 from bot.council.schemas import DiscussionMessage, DiscussionReply, JudgeDecision
 from bot.council.seats import Seat
@@ -20,22 +21,24 @@ __all__ = ["discuss"]
 
 
 async def discuss(run: Run) -> None:
-    mode = run.mode
-    judged = run.protocol.judged and (mode is None or mode.judged)
+    mode = mode_rule(run)
+    judged = mode is not None and mode.judged
+    # Only a judged protocol reports the cycles (its own state); another holds them here.
+    state = debate_state(run) if mode is not None else DebateState()
     rounds = discussion_rounds(
         run.request.protocol,
         configured=run.request.board.discussion_rounds,
         mode=run.request.debate_mode,
     )
-    run.exit = "max_cycles" if judged else "single_cycle"
+    state.exit = "max_cycles" if judged else "single_cycle"
     participants = run.valid()
     focus: str | None = None
     for round_no in range(1, rounds + 1):
-        run.cycles = round_no
+        state.cycles = round_no
         run.progress("discuss", None, f"round {round_no}")
         replies: dict[str, list[DiscussionMessage]] = {}
         try:
-            await _discussion_round(run, round_no, participants, focus, replies)
+            await _discussion_round(run, round_no, participants, focus, replies, state)
         except CostLimitReached as stop:
             stop.where = (
                 f"in discussion round {round_no}, after {len(replies)} of "
@@ -43,7 +46,7 @@ async def discuss(run: Run) -> None:
             )
             raise
         finally:
-            _record_round(run, round_no, replies)  # what was said, even if cut short
+            _record_round(run, round_no, replies, state)  # what was said, even if cut short
         run.writer.append(
             EventKind.ROUND_ENDED, {"round": round_no}, step=f"round_ended/{round_no}"
         )
@@ -52,7 +55,7 @@ async def discuss(run: Run) -> None:
             continue
         decision = await _judge(run, round_no, rounds)
         if decision is None or decision.decision == "CONVERGED":
-            run.exit = "no_judge_answer" if decision is None else "converged"
+            state.exit = "no_judge_answer" if decision is None else "converged"
             break
         focus = decision.focus
         if decision.decision == "PARTIAL":
@@ -68,8 +71,9 @@ async def _discussion_round(
     participants: list[Seat],
     focus: str | None,
     replies: dict[str, list[DiscussionMessage]],
+    state: DebateState,
 ) -> None:
-    """One round; each reply lands in `replies` as it comes in."""
+    """One round; each reply lands in `replies` (and the state's) as it comes in."""
     transcript = run.transcript.text()
     task = prompts.discuss_task(round_no, focus)
 
@@ -87,15 +91,17 @@ async def _discussion_round(
         )
         if isinstance(reply, DiscussionReply):
             replies[seat.seat_id] = reply.messages
-            run.replies.setdefault(round_no, {})[seat.seat_id] = reply
+            state.replies.setdefault(round_no, {})[seat.seat_id] = reply
 
     await in_parallel(participants, one)
 
 
-def _record_round(run: Run, round_no: int, replies: dict[str, list[DiscussionMessage]]) -> None:
+def _record_round(
+    run: Run, round_no: int, replies: dict[str, list[DiscussionMessage]], state: DebateState
+) -> None:
     run.transcript.add(round_section(round_no, run.order, replies))
-    if run.mode is not None:  # a debate: where each panelist stands now
-        stood = positions_section(round_no, run.order, run.replies.get(round_no, {}))
+    if mode_rule(run) is not None:  # a debate: where each panelist stands now
+        stood = positions_section(round_no, run.order, state.replies.get(round_no, {}))
         if stood:
             run.transcript.add(stood)
     messages = [

@@ -4,8 +4,11 @@ protocol's mode asks for one."""
 from __future__ import annotations
 
 from bot.council import prompts
-from bot.council.debate import outside_model, outside_section
-from bot.council.debate_report import OutsideRecord
+from bot.council.protocols import NEUTRAL_DIVISION
+from bot.council.protocols.debate.panel import outside_model
+from bot.council.protocols.debate.record import outside_section
+from bot.council.protocols.debate.report import OutsideRecord
+from bot.council.protocols.debate.state import debate_state, mode_rule
 from bot.council.run import Run, structured
 from bot.council.schemas import OutsideOpinion
 from bot.council.seats import Seat
@@ -17,7 +20,7 @@ async def outside(run: Run) -> None:
     """One call to a configured model that is not on the panel, given the debate so
     far, for an independent opinion (full mode only). With a single model there is
     none: the advisory says the debate ran without one."""
-    mode = run.mode
+    mode = mode_rule(run)
     if mode is None or not mode.outside_opinion:
         return
     model = outside_model(run.request.models, [s.model for s in run.order], run.request.chair_model)
@@ -26,7 +29,7 @@ async def outside(run: Run) -> None:
             "Full debate without an outside opinion: only one model is configured, "
             "so no model outside the panel could give one."
         )
-        run.outside = OutsideRecord(note=note)
+        debate_state(run).outside = OutsideRecord(note=note)
         run.notes.append(note)
         return
     seat = Seat(
@@ -34,7 +37,7 @@ async def outside(run: Run) -> None:
         label="Outside reviewer",
         persona_id="outside",
         persona_name="Outside reviewer",
-        division="council",
+        division=NEUTRAL_DIVISION,
         persona_text="Outside reviewer",
         lenses=("independent opinion",),
         model=model,
@@ -52,7 +55,7 @@ async def outside(run: Run) -> None:
     )
     if isinstance(opinion, OutsideOpinion):
         seated = model in {s.model for s in run.order}
-        run.outside = OutsideRecord(
+        debate_state(run).outside = OutsideRecord(
             model=model,
             opinion=opinion,
             note=f"{model} also seats a panelist: every configured model is on the panel."
@@ -61,4 +64,6 @@ async def outside(run: Run) -> None:
         )
         run.transcript.add(outside_section(opinion))
     else:
-        run.outside = OutsideRecord(model=model, note=f"{model} gave no valid opinion.")
+        debate_state(run).outside = OutsideRecord(
+            model=model, note=f"{model} gave no valid opinion."
+        )

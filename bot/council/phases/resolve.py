@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.council import critique, prompts
+from bot.council import prompts
 from bot.council.advisory import Resolution
 from bot.council.calls import CostLimitReached
 from bot.council.findings import merge_candidates, merge_findings, normalize_path
 from bot.council.ledger import EventKind
 from bot.council.merge_groups import resolve_groups
+from bot.council.protocols.strategies import critique
 from bot.council.resolution import resolve_assessments, resolve_votes
 from bot.council.run import Run, Stop, structured
 from bot.council.schemas import Finding, MergeDecision

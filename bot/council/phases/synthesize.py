@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from bot.council import prompts
-from bot.council.debate import choice_options
 from bot.council.partial import partial_synthesis
+from bot.council.protocols.debate.panel import choice_options
+from bot.council.protocols.debate.state import mode_rule
 from bot.council.resolution import settled_conditions
 from bot.council.run import Run, seat_report, structured
 from bot.council.schemas import Synthesis
@@ -35,7 +36,7 @@ async def synthesize(run: Run) -> None:
             choice,
             result.all_conditions,
             options=options,
-            decision_guide=run.mode is not None,
+            decision_guide=mode_rule(run) is not None,
         ),
         f"synthesize/{chair.seat_id}/0",
     )

@@ -23,7 +23,7 @@ from bot.council.protocols.spec import (
     ANSWER_TRIES,
     ASSESS_TRIES,
     DISCUSSION_ROUNDS,
-    PlannedCall,
+    PhaseCall,
     Protocol,
     member_calls,
 )
@@ -96,7 +96,7 @@ def planned_calls(
     mode: str | None = None,
     models: int = 1,
     chair_votes: bool = False,
-) -> list[PlannedCall]:
+) -> list[PhaseCall]:
     """The calls of a deliberation in which every answer is complete the first time (no
     re-asks), in the order they are made. The chair's merge of the findings ("merge",
     before the resolution) is counted as the one call it makes at most: it makes none when
@@ -117,29 +117,29 @@ def planned_calls(
     proto = protocol(name)
     rule = judge_rule(proto, mode)
     members = range(seats)
-    calls: list[PlannedCall] = []
+    calls: list[PhaseCall] = []
 
     for phase in proto.phases:
         calls += proto.own_calls(phase, members, chair_votes)  # the protocol's own
         if phase == "convene" and proto.seats.convene == "designed":
-            calls.append(PlannedCall("design", "designer"))
+            calls.append(PhaseCall("design", "designer"))
         elif phase == "assess":
             calls += member_calls("assess", members, chair_votes)
         elif phase == "discuss":
             for n in range(1, discussion_rounds(name, configured=rounds, mode=mode) + 1):
                 calls += member_calls(f"discuss {n}", members, chair_votes)
                 if rule is not None and rule.judged:
-                    calls.append(PlannedCall(f"judge {n}", "judge"))
+                    calls.append(PhaseCall(f"judge {n}", "judge"))
         elif phase == "outside" and rule is not None and rule.outside_opinion and models > 1:
-            calls.append(PlannedCall("outside opinion", "outside"))
+            calls.append(PhaseCall("outside opinion", "outside"))
         elif phase == "rank" and proto.ranks(seats + chair_votes):
             calls += member_calls("rank", members, chair_votes)
         elif phase == "vote":
             calls += member_calls("vote", members, chair_votes)
         elif phase == "resolve":
-            calls.append(PlannedCall("merge", "chair"))
+            calls.append(PhaseCall("merge", "chair"))
         elif phase == "synthesize":
-            calls.append(PlannedCall("synthesize", "chair"))
+            calls.append(PhaseCall("synthesize", "chair"))
     return calls
 
 
@@ -153,7 +153,7 @@ def most_seats(name: str, *, models: int) -> int:
     return seats.maximum
 
 
-def sequential_turns(calls: Sequence[PlannedCall], concurrency: int) -> int:
+def sequential_turns(calls: Sequence[PhaseCall], concurrency: int) -> int:
     """How many calls of `calls` are made one after the other, at most, with each call's
     tries (`ASSESS_TRIES`, `ANSWER_TRIES`): the members' calls of one phase go out at
     once, `concurrency` at a time (a local server takes one at a time); an officer's call

@@ -15,9 +15,20 @@ from bot.council.protocols.quick import QUICK
 from bot.council.protocols.spec import Protocol
 from bot.council.protocols.strategies import STRATEGIES
 
-__all__ = ["NAMES", "PROTOCOLS", "ProtocolName", "names", "protocol", "register", "unregister"]
+__all__ = [
+    "DEFAULT_PROTOCOL",
+    "NAMES",
+    "PROTOCOLS",
+    "ProtocolName",
+    "names",
+    "protocol",
+    "register",
+    "unregister",
+]
 
 ProtocolName = Literal["board", "council", "debate", "quick", "strategies"]
+# The protocol a deliberation runs when its request names none.
+DEFAULT_PROTOCOL: ProtocolName = "board"
 
 _TABLE: dict[str, Protocol] = {p.name: p for p in (BOARD, COUNCIL, DEBATE, QUICK, STRATEGIES)}
 PROTOCOLS: Mapping[str, Protocol] = MappingProxyType(_TABLE)

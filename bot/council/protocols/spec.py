@@ -20,12 +20,13 @@ __all__ = [
     "DEFAULT_BOARD_SIZE",
     "DEFAULT_DISCUSSION_ROUNDS",
     "DISCUSSION_ROUNDS",
+    "NEUTRAL_DIVISION",
     "Convening",
     "Discussion",
     "OwnCalls",
     "Party",
     "Phase",
-    "PlannedCall",
+    "PhaseCall",
     "Protocol",
     "Seats",
     "member_calls",
@@ -50,10 +51,13 @@ Phase = Literal[
 ]
 # How seats are chosen: "board" scores the persona catalog, "models" seats one neutral
 # member per model, "designed" has a model design a panel for the question, "strategies"
-# seats the strategy lenses of the change's task type (bot.council.strategies).
+# seats the strategy lenses of the change's task type (bot.council.protocols.strategies.seating).
 Convening = Literal["board", "models", "designed", "strategies"]
 # Who makes a call: a seat (a member), or one of the officers who never vote.
 Party = Literal["seat", "chair", "judge", "designer", "outside"]
+# The division of a seat that is no persona of the catalog (a neutral member, an officer,
+# the outside reviewer): the app's name, spelled like the `council` protocol.
+NEUTRAL_DIVISION = "council"
 
 # The board's settings in the repo config (board.default_size, board.discussion_rounds):
 # their defaults and bounds, which both the config and the engine validate against.
@@ -68,7 +72,7 @@ ANSWER_TRIES = 2
 
 
 @dataclass(frozen=True, slots=True)
-class PlannedCall:
+class PhaseCall:
     """One model call of a planned deliberation."""
 
     # "design", "assess", "discuss 1", "judge 1", "rank", "vote", "merge", "synthesize"
@@ -77,14 +81,14 @@ class PlannedCall:
     seat: int | None = None  # party "seat": the seat's index, 0-based; officers: None
 
 
-def member_calls(phase: str, members: range, chair_votes: bool) -> list[PlannedCall]:
+def member_calls(phase: str, members: range, chair_votes: bool) -> list[PhaseCall]:
     """One phase's member calls: each seat's, then the voting chair's (`chair_votes`)."""
-    chair = [PlannedCall(phase, "chair")] if chair_votes else []
-    return [*(PlannedCall(phase, "seat", i) for i in members), *chair]
+    chair = [PhaseCall(phase, "chair")] if chair_votes else []
+    return [*(PhaseCall(phase, "seat", i) for i in members), *chair]
 
 
 # A protocol's own planned calls for one of its phases: (phase, members, chair_votes).
-OwnCalls = Callable[[str, range, bool], list[PlannedCall]]
+OwnCalls = Callable[[str, range, bool], list[PhaseCall]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +115,7 @@ class Discussion:
     max_rounds: int
 
 
-def _no_calls(phase: str, members: range, chair_votes: bool) -> list[PlannedCall]:
+def _no_calls(phase: str, members: range, chair_votes: bool) -> list[PhaseCall]:
     return []
 
 
@@ -147,6 +151,17 @@ class Protocol:
             problems.append("has rank_min_seats exactly when it ranks")
         if problems:
             raise ValueError(f"protocol {self.name!r}: " + "; ".join(problems))
+
+    @property
+    def convenes_board(self) -> bool:
+        """Its members are the persona board scored for the change (board adjustments,
+        `/council board +x -y`, apply)."""
+        return self.seats.convene == "board"
+
+    @property
+    def convenes_lenses(self) -> bool:
+        """Its members are the strategy lenses of the change's task type."""
+        return self.seats.convene == "strategies"
 
     @property
     def discusses(self) -> bool:

@@ -9,8 +9,9 @@ import re
 import pytest
 
 from bot.council.boardplan import closest_ids, seat_board, why_this_board
-from bot.council.convene import ConveneError, ConveneRequest, convene
+from bot.council.convene import ConveneError, convene
 from bot.council.personas import load_catalog
+from bot.council.request import ConveneRequest
 from bot.council.scoring import ReviewSignals, score_catalog
 from bot.council.selection import BoardError, select_board
 

@@ -1,5 +1,5 @@
-"""The debate's rules and report as pure code (bot.council.debate), its repo config key
-(`debate.mode`) and the README's table of its modes (issue 12, parts 2, 3 and 5)."""
+"""The debate's rules and report as pure code (bot.council.protocols.debate.record), its
+repo config key (`debate.mode`) and the README's table of its modes (issue 12, parts 2, 3 and 5)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,10 @@ import re
 from pathlib import Path
 
 from bot.config import load_repo_config, render_effective
-from bot.council.debate import (
-    DebateRecord,
-    build_report,
-    cites_evidence,
-    normalize_lens,
-    outside_model,
-    panel_problems,
-)
-from bot.council.debate_report import DebateReport
 from bot.council.protocols import DEBATE_MODES, debate_mode, phases_text, planned_calls
+from bot.council.protocols.debate.panel import normalize_lens, outside_model, panel_problems
+from bot.council.protocols.debate.record import DebateRecord, build_report, cites_evidence
+from bot.council.protocols.debate.report import DebateReport
 from bot.council.schemas import (
     Assessment,
     DiscussionMessage,

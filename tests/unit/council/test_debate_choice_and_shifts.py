@@ -1,4 +1,5 @@
-"""A debate's choice and its shifts as pure code (bot.council.debate; issue 22, item 6).
+"""A debate's choice and its shifts as pure code (bot.council.protocols.debate.record;
+issue 22, item 6).
 
 - a review question is a choice only when it names options of its own: a design whose
   options are only verdicts on the change ("Merge" / "Do not merge", "Approve" / "Reject",
@@ -12,9 +13,10 @@ from __future__ import annotations
 
 import pytest
 
-from bot.council.debate import DebateRecord, build_report, choice_options
-from bot.council.debate_report import DebateReport
 from bot.council.protocols import debate_mode
+from bot.council.protocols.debate.panel import choice_options
+from bot.council.protocols.debate.record import DebateRecord, build_report
+from bot.council.protocols.debate.report import DebateReport
 from bot.council.schemas import DiscussionReply, Vote
 from tests.unit.council.test_debate import assessment, panel, seat
 

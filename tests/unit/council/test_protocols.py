@@ -25,7 +25,7 @@ from bot.council.protocols import (
     NAMES,
     PROTOCOLS,
     Discussion,
-    PlannedCall,
+    PhaseCall,
     Protocol,
     ProtocolName,
     Seats,
@@ -213,7 +213,7 @@ def test_the_debate_panel_schema_takes_its_bounds_from_the_table() -> None:
 # --- the call plan -------------------------------------------------------------------------
 
 
-def phases(calls: list[PlannedCall]) -> Counter[str]:
+def phases(calls: list[PhaseCall]) -> Counter[str]:
     return Counter(c.phase for c in calls)
 
 
@@ -229,7 +229,7 @@ def test_board_plan_five_seats_one_round() -> None:
         "synthesize": 1,
     }
     assert [c.seat for c in calls if c.phase == "vote"] == [0, 1, 2, 3, 4]
-    assert calls[-2:] == [PlannedCall("merge", "chair"), PlannedCall("synthesize", "chair")]
+    assert calls[-2:] == [PhaseCall("merge", "chair"), PhaseCall("synthesize", "chair")]
     assert [c.phase for c in calls[:6]] == ["assess"] * 5 + ["discuss 1"]
 
 
@@ -269,7 +269,7 @@ def test_debate_plan_designs_then_plans_every_judged_cycle() -> None:
     seats = seat_count("debate", models=2, board_size=5)
     # rounds is the board's; ignored
     calls = planned_calls("debate", seats=seats, rounds=1, mode="full", models=2)
-    assert calls[0] == PlannedCall("design", "designer")
+    assert calls[0] == PhaseCall("design", "designer")
     # 1 design + 3 assess + 3 x (3 discuss + 1 judge) + 1 outside opinion + 3 vote + 1 merge
     # + 1 synthesize
     assert len(calls) == 22
@@ -279,7 +279,7 @@ def test_debate_plan_designs_then_plans_every_judged_cycle() -> None:
     assert [c.phase for c in calls[after_round_1 - 3 : after_round_1]] == ["discuss 1"] * 3
     # The outside opinion comes after the last judged cycle, before the vote.
     outside = [c.phase for c in calls].index("outside opinion")
-    assert calls[outside] == PlannedCall("outside opinion", "outside")
+    assert calls[outside] == PhaseCall("outside opinion", "outside")
     assert calls[outside - 1].phase == "judge 3" and calls[outside + 1].phase == "vote"
     four = seat_count("debate", models=4, board_size=5)
     assert len(planned_calls("debate", seats=four, rounds=0, mode="full", models=4)) == 27

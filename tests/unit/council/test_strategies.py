@@ -10,7 +10,6 @@ import pytest
 
 from bot.commands import GRAMMAR_HELP, Command, parse_command
 from bot.config import load_repo_config, render_effective
-from bot.council.critique import counted_verdicts
 from bot.council.protocols import (
     MAX_CRITIQUE_ROUNDS,
     NAMES,
@@ -21,22 +20,22 @@ from bot.council.protocols import (
     seat_count,
     sequential_turns,
 )
-from bot.council.schemas import Assessment
-from bot.council.scoring import ReviewSignals
-from bot.council.strategies import (
+from bot.council.protocols.strategies.critique import counted_verdicts
+from bot.council.protocols.strategies.lenses import LENSES
+from bot.council.protocols.strategies.matrix import (
     ADJUSTMENT_BOUND,
-    LENSES,
-    classify,
     critique_points,
     decide_matrix,
     positions,
     round_record,
     rubric_rows,
-    strategy_seats,
     sycophancy_note,
 )
-from bot.council.strategy_report import Classification, RubricRow
-from bot.council.strategy_schemas import TASK_TYPES, CritiqueReply
+from bot.council.protocols.strategies.report import Classification, RubricRow
+from bot.council.protocols.strategies.schemas import TASK_TYPES, CritiqueReply
+from bot.council.protocols.strategies.seating import classify, strategy_seats
+from bot.council.schemas import Assessment
+from bot.council.scoring import ReviewSignals
 from bot.queue.jobs import job_timeout_s
 from bot.settings import Settings
 from tests.support.strategy_answers import rubric
@@ -289,7 +288,7 @@ def test_all_close_on_one_verdict_warns_of_convergence_sycophancy() -> None:
 
 def test_the_strategy_tools_pass_openai_strict_mode_and_join_the_shared_tool_list() -> None:
     from bot.council.prompts import DELIBERATION_TOOLS
-    from bot.council.strategy_prompts import STRATEGY_TOOLS
+    from bot.council.protocols.strategies.prompts import STRATEGY_TOOLS
     from bot.providers.schema import tool_schema
     from tests.support.model_server import strict_schema_error
 
@@ -359,7 +358,7 @@ async def test_the_token_cap_stops_the_critique_with_what_was_gathered() -> None
 def test_the_json_advisory_carries_the_strategies_report() -> None:
     from bot.cli.report import advisory_json
     from bot.council.advisory import Advisory, Resolution
-    from bot.council.strategy_report import StrategiesReport
+    from bot.council.protocols.strategies.report import StrategiesReport
 
     report = StrategiesReport(
         classification=Classification(task_type="docs", decided_by="signals"), max_rounds=2

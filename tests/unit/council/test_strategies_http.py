@@ -15,8 +15,8 @@ from bot.council.engine import DeliberationRequest, Engine
 from bot.council.ledger import InMemoryLedger
 from bot.council.personas import load_catalog
 from bot.council.protocols import planned_calls
+from bot.council.protocols.strategies.seating import CLASSIFY_MAX_TOKENS
 from bot.council.scoring import ReviewSignals
-from bot.council.strategies import CLASSIFY_MAX_TOKENS
 from bot.providers import ProviderRegistry
 from bot.render import render_comment
 from bot.render.markdown import VISIBLE_TARGET, visible_text

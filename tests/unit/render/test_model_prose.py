@@ -13,7 +13,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from bot.council.advisory import Advisory, Resolution
-from bot.council.debate_report import (
+from bot.council.protocols.debate.report import (
     CommitteeMember,
     ContentionPoint,
     DebateReport,

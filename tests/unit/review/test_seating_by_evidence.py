@@ -18,9 +18,9 @@ from bot.context.classify import ARTIFACT_KINDS
 from bot.council.boardplan import SeatedBoard, seat_board
 from bot.council.evidence import FILE_KINDS
 from bot.council.personas import load_catalog
+from bot.council.protocols.strategies.report import Classification
+from bot.council.protocols.strategies.seating import classify
 from bot.council.scoring import ReviewSignals, ScoredPersona, explain, score_catalog
-from bot.council.strategies import classify
-from bot.council.strategy_report import Classification
 from bot.review.inputs import DEFAULT_TOPIC, council_inputs
 from bot.review.local import read_branch
 from bot.review.localrepo import change_meta

@@ -11,8 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.context.prose import fence_untrusted
-from bot.council.strategy_report import RUBRIC
-from bot.council.strategy_schemas import TASK_TYPES, CritiqueReply, Reconciliation, TaskTypeAnswer
+from bot.council.protocols.strategies.report import RUBRIC
+from bot.council.protocols.strategies.schemas import (
+    TASK_TYPES,
+    CritiqueReply,
+    Reconciliation,
+    TaskTypeAnswer,
+)
 from bot.providers import OutputTool
 
 __all__ = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from bot.council.protocols.spec import PlannedCall, Protocol, Seats, member_calls
+from bot.council.protocols.spec import PhaseCall, Protocol, Seats, member_calls
 
 __all__ = ["MAX_CRITIQUE_ROUNDS", "STRATEGIES"]
 
@@ -13,13 +13,13 @@ __all__ = ["MAX_CRITIQUE_ROUNDS", "STRATEGIES"]
 MAX_CRITIQUE_ROUNDS = 2
 
 
-def _own_calls(phase: str, members: range, chair_votes: bool) -> list[PlannedCall]:
+def _own_calls(phase: str, members: range, chair_votes: bool) -> list[PhaseCall]:
     """The classification (made only when the signals are ambiguous: planned as the one
     call it makes at most), every cross-critique round (another runs only when one does not
     converge: all are planned) and the reconciliation (only when the top scores are close:
     planned)."""
     if phase == "convene":
-        return [PlannedCall("classify", "chair")]
+        return [PhaseCall("classify", "chair")]
     if phase == "critique":
         return [
             call
@@ -27,7 +27,7 @@ def _own_calls(phase: str, members: range, chair_votes: bool) -> list[PlannedCal
             for call in member_calls(f"critique {n}", members, chair_votes)
         ]
     if phase == "reconcile":
-        return [PlannedCall("reconcile", "chair")]
+        return [PhaseCall("reconcile", "chair")]
     return []
 
 

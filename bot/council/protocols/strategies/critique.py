@@ -28,10 +28,7 @@ from bot.council import prompts
 from bot.council.advisory import Resolution
 from bot.council.calls import CostLimitReached
 from bot.council.protocols import MAX_CRITIQUE_ROUNDS
-from bot.council.resolution import ResolutionResult
-from bot.council.run import Run, in_parallel, structured
-from bot.council.seats import Seat
-from bot.council.strategies import (
+from bot.council.protocols.strategies.matrix import (
     LOW_FLOOR,
     RECONCILE_GAP,
     action_items,
@@ -45,23 +42,27 @@ from bot.council.strategies import (
     rubric_rows,
     sycophancy_note,
 )
-from bot.council.strategy_prompts import (
+from bot.council.protocols.strategies.prompts import (
     CRITIQUE_TOOL,
     RECONCILE_TOOL,
     critique_task,
     reconcile_brief,
     reconcile_task,
 )
-from bot.council.strategy_report import (
+from bot.council.protocols.strategies.report import (
     RUBRIC,
     LensChoice,
     Position,
     RubricRow,
     StrategiesReport,
     StrategyItem,
+    StrategyPlan,
 )
-from bot.council.strategy_schemas import CritiqueReply, Reconciliation
-from bot.council.strategy_state import StrategiesState
+from bot.council.protocols.strategies.schemas import CritiqueReply, Reconciliation
+from bot.council.protocols.strategies.state import StrategiesState
+from bot.council.resolution import ResolutionResult
+from bot.council.run import Run, in_parallel, structured
+from bot.council.seats import Seat
 
 __all__ = ["StrategiesState", "counted_verdicts", "critique", "reconcile", "report", "resolve"]
 
@@ -106,13 +107,17 @@ def _section(round_no: int, order: list[Seat], replies: Mapping[str, CritiqueRep
 
 
 def _state(run: Run) -> StrategiesState | None:
-    if run.strategies is None and run.convened.strategies is not None:
-        run.strategies = StrategiesState(plan=run.convened.strategies)
-    return run.strategies
+    """The run's strategies state, made the first time it is asked for; None for a run
+    convened without a strategy plan (another protocol's)."""
+    plan = run.convened.strategies
+    if plan is None:
+        return None
+    return run.own_state(StrategiesState, lambda: StrategiesState(plan=plan))
 
 
 async def critique(run: Run) -> None:
-
+    """Cross-critique rounds until one converges (at most `MAX_CRITIQUE_ROUNDS`); then the
+    counted verdicts become the seats' verdicts."""
     state = _state(run)
     valid = run.valid()
     if state is None or len(valid) < 2:
@@ -121,47 +126,9 @@ async def critique(run: Run) -> None:
         s.seat_id: a for s in valid if (a := run.records[s.seat_id].assessment) is not None
     }
     state.known = known_locations(state.analyses)
-    by_label = {s.label: s.seat_id for s in valid}
     for round_no in range(1, MAX_CRITIQUE_ROUNDS + 1):
         run.progress("critique", None, f"round {round_no}")
-        transcript = run.transcript.text()
-        replies: dict[str, CritiqueReply] = {}
-
-        async def one(
-            seat: Seat,
-            warm: asyncio.Event,
-            leader: bool,
-            n: int = round_no,
-            t: str = transcript,
-            out: dict[str, CritiqueReply] = replies,
-        ) -> None:
-            others = [(s.label, _strategy_name(s)) for s in valid if s.seat_id != seat.seat_id]
-            reply = await structured(
-                run,
-                seat,
-                CRITIQUE_TOOL,
-                t,
-                prompts.seat_brief(seat, valid),
-                critique_task(n, MAX_CRITIQUE_ROUNDS, others, run.request.topic),
-                f"critique/{seat.seat_id}/{n}",
-                warm,
-                leader,
-            )
-            if isinstance(reply, CritiqueReply):
-                out[seat.seat_id] = reply
-
-        try:
-            await in_parallel(valid, one)
-        except CostLimitReached as stop:
-            stop.where = (
-                f"in cross-critique round {round_no}, after {len(replies)} of "
-                f"{len(valid)} critiques"
-            )
-            raise
-        finally:
-            state.replies[round_no] = replies
-            run.transcript.add(_section(round_no, valid, replies))
-            state.points += critique_points(round_no, replies, by_label, state.known)
+        replies = await _critique_round(run, state, valid, round_no)
         counted = counted_verdicts(positions(state.analyses, state.replies))
         record = round_record(round_no, list(counted.values()), state.points)
         if not replies:
@@ -174,6 +141,46 @@ async def critique(run: Run) -> None:
             state.converged = record.converged
             break
     _revise_verdicts(run, state)
+
+
+async def _critique_round(
+    run: Run, state: StrategiesState, valid: list[Seat], round_no: int
+) -> dict[str, CritiqueReply]:
+    """One round: every seat critiques the others at once. What came back is recorded in
+    seat order (not the order the answers arrived), even when a cap cut the round short."""
+    transcript = run.transcript.text()
+    replies: dict[str, CritiqueReply] = {}
+
+    async def one(seat: Seat, warm: asyncio.Event, leader: bool) -> None:
+        others = [(s.label, _strategy_name(s)) for s in valid if s.seat_id != seat.seat_id]
+        reply = await structured(
+            run,
+            seat,
+            CRITIQUE_TOOL,
+            transcript,
+            prompts.seat_brief(seat, valid),
+            critique_task(round_no, MAX_CRITIQUE_ROUNDS, others, run.request.topic),
+            f"critique/{seat.seat_id}/{round_no}",
+            warm,
+            leader,
+        )
+        if isinstance(reply, CritiqueReply):
+            replies[seat.seat_id] = reply
+
+    try:
+        await in_parallel(valid, one)
+    except CostLimitReached as stop:
+        stop.where = (
+            f"in cross-critique round {round_no}, after {len(replies)} of {len(valid)} critiques"
+        )
+        raise
+    finally:
+        in_order = {s.seat_id: replies[s.seat_id] for s in valid if s.seat_id in replies}
+        state.replies[round_no] = in_order
+        run.transcript.add(_section(round_no, valid, in_order))
+        by_label = {s.label: s.seat_id for s in valid}
+        state.points += critique_points(round_no, in_order, by_label, state.known)
+    return in_order
 
 
 def _revise_verdicts(run: Run, state: StrategiesState) -> None:
@@ -241,7 +248,7 @@ def resolve(run: Run, result: ResolutionResult) -> ResolutionResult:
         return result
     if built.matrix not in ("all-low", "contradictory"):
         return result
-    state = run.strategies
+    state = _state(run)
     if state is not None and not state.escalated:
         state.escalated = True
         run.notes.append(f"Conflict matrix: {built.matrix_reason}; a person must decide.")
@@ -255,48 +262,16 @@ def report(run: Run) -> StrategiesReport | None:
     state = _state(run)
     if state is None:
         return None
-    plan = state.plan
-    seated = {c.seat_id for c in plan.composition}
-    others = [  # a seat with no lens of its own (the chair voting as a member, chair_votes)
-        LensChoice(
-            seat_id=s.seat_id,
-            lens=s.persona_name,
-            style="neutral",
-            mandate="",
-            model=s.model,
-            temperature=s.temperature,
-        )
-        for s in run.order
-        if s.seat_id not in seated
-    ]
-    base = StrategiesReport(
-        classification=plan.classification,
-        composition=[*plan.composition, *others],
-        temperature_note=plan.temperature_note,
-        max_rounds=MAX_CRITIQUE_ROUNDS,
-    )
+    base = _seated_report(run, state.plan)
     if not state.analyses:
         return base
     labels = {s.seat_id: s.label for s in run.order}
-    by_label = {v: k for k, v in labels.items()}
     rows = rubric_rows(list(state.analyses), labels, state.replies)
     found = positions(state.analyses, state.replies)
     counted = counted_verdicts(found)
     matrix, winner, presented, why = decide_matrix(rows, counted)
-    complementary: list[StrategyItem] = []
-    dropped_reasons: dict[str, str] = {}
     rec = state.reconciliation
-    if rec is not None:
-        complementary = [
-            StrategyItem(seat_id=by_label[e.member.strip()], text=e.element)
-            for e in rec.complementary
-            if e.member.strip() in by_label and by_label[e.member.strip()] != winner
-        ]
-        dropped_reasons = {
-            by_label[d.member.strip()]: d.reason
-            for d in rec.dropped
-            if d.member.strip() in by_label
-        }
+    complementary, dropped_reasons = _chair_items(rec, labels, winner)
     if matrix != "merge":
         complementary = []
     winner_row = next((r for r in rows if r.seat_id == winner), None)
@@ -342,6 +317,48 @@ def report(run: Run) -> StrategiesReport | None:
             "notes": [note] if note else [],
         }
     )
+
+
+def _seated_report(run: Run, plan: StrategyPlan) -> StrategiesReport:
+    """The report's part that needs no analysis: the classification and who sat."""
+    seated = {c.seat_id for c in plan.composition}
+    others = [  # a seat with no lens of its own (the chair voting as a member, chair_votes)
+        LensChoice(
+            seat_id=s.seat_id,
+            lens=s.persona_name,
+            style="neutral",
+            mandate="",
+            model=s.model,
+            temperature=s.temperature,
+        )
+        for s in run.order
+        if s.seat_id not in seated
+    ]
+    return StrategiesReport(
+        classification=plan.classification,
+        composition=[*plan.composition, *others],
+        temperature_note=plan.temperature_note,
+        max_rounds=MAX_CRITIQUE_ROUNDS,
+    )
+
+
+def _chair_items(
+    rec: Reconciliation | None, labels: Mapping[str, str], winner: str | None
+) -> tuple[list[StrategyItem], dict[str, str]]:
+    """What the chair's reconciliation (None: none was made) takes from the analyses that
+    did not win, and why it dropped the others, by seat."""
+    if rec is None:
+        return [], {}
+    by_label = {v: k for k, v in labels.items()}
+    complementary = [
+        StrategyItem(seat_id=by_label[e.member.strip()], text=e.element)
+        for e in rec.complementary
+        if e.member.strip() in by_label and by_label[e.member.strip()] != winner
+    ]
+    dropped = {
+        by_label[d.member.strip()]: d.reason for d in rec.dropped if d.member.strip() in by_label
+    }
+    return complementary, dropped
 
 
 def _drop_reason(winner: RubricRow | None, state: StrategiesState, row: RubricRow) -> str:

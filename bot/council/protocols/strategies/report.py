@@ -1,8 +1,8 @@
 """What a `strategies` deliberation reports beyond the common advisory: plain data.
 
-The engine fills it in (`bot.council.critique`), `Advisory.strategies` carries it, the
-renderers show it (`bot.render.strategies`). Model-written text in it is untrusted and is
-sanitized by the renderers.
+The engine fills it in (`bot.council.protocols.strategies.critique`), `Advisory.strategies`
+carries it, the renderers show it (`bot.render.strategies`). Model-written text in it is
+untrusted and is sanitized by the renderers.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.council.protocols.strategies.schemas import TaskType
 from bot.council.schemas import Severity
-from bot.council.strategy_schemas import TaskType
 
 __all__ = [
     "RUBRIC",

@@ -3,8 +3,9 @@
 Kept to what strict JSON schemas accept, as `bot.council.schemas` is: lists not maps,
 `extra="forbid"` everywhere, nullable fields written `X | None`. Bounds a model might
 overstep (a referee's adjustment) are described, not enforced by the schema: the engine
-clamps them (`bot.council.strategies`), so an eager referee costs no re-ask. Lists are
-bounded and each answer has its output budget, sized as `bot.council.schemas` says.
+clamps them (`bot.council.protocols.strategies.rules`), so an eager referee costs no
+re-ask. Lists are bounded and each answer has its output budget, sized as
+`bot.council.schemas` says.
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ class TaskTypeAnswer(_Strict):
     task_type: TaskType = Field(description="The kind of change this pull request mainly is")
     reason: str = Field(description="Why, in one sentence")
 
-    # ~60 tokens; the call is sent no more than `bot.council.strategies.CLASSIFY_MAX_TOKENS`.
+    # ~60 tokens; the call is sent no more than `CLASSIFY_MAX_TOKENS`
+    # (`bot.council.protocols.strategies.seating`).
     OUTPUT_TOKENS: ClassVar[int] = 512
 
 

@@ -1,13 +1,13 @@
 """The `strategies` protocol's own run state: the analyses, the critique rounds and what
-they decided (filled in by `bot.council.critique`, carried by the run)."""
+they decided (filled in by `bot.council.protocols.strategies.critique`, carried by the run)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from bot.council.protocols.strategies.report import CritiquePoint, StrategyPlan, StrategyRound
+from bot.council.protocols.strategies.schemas import CritiqueReply, Reconciliation
 from bot.council.schemas import Assessment
-from bot.council.strategy_report import CritiquePoint, StrategyPlan, StrategyRound
-from bot.council.strategy_schemas import CritiqueReply, Reconciliation
 
 __all__ = ["StrategiesState"]
 

@@ -1,14 +1,6 @@
-"""The debate's own rules and report, apart from the engine's phases.
+"""The debate's record (`DebateRecord`: what the engine gathered) and the report built
+from it, apart from the engine's phases.
 
-- `panel_problems`: the panel rules a design breaks (distinct lenses after normalisation,
-  at least one adversarial and one constructive panelist, a choice names its options);
-  convening re-asks the designer once with them and otherwise proceeds, saying so.
-- `choice_options`: the options of a question that really is a choice. Whether to merge
-  the pull request is a verdict, not a choice: a design whose options are only "Merge" /
-  "Do not merge", "Approve" / "Reject" or "Yes" / "No" is no choice, whatever the designer
-  said, and gets no tradeoff map.
-- `outside_model`: the model a `full` debate asks for an outside opinion (None with a
-  single model).
 - `build_report`: the `DebateReport` of an advisory, from what the engine gathered: the
   committee, each panelist's position per cycle (a shift whose reply cites no finding,
   file or line the panelist had not cited before is flagged; the vote, APPROVE or REJECT,
@@ -27,7 +19,9 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from bot.council.debate_report import (
+from bot.council.protocols import DebateModeRule
+from bot.council.protocols.debate.panel import WORD, choice_options, panel_problems
+from bot.council.protocols.debate.report import (
     CommitteeMember,
     ContentionPoint,
     CyclePosition,
@@ -38,7 +32,6 @@ from bot.council.debate_report import (
     PositionHistory,
     TradeoffRow,
 )
-from bot.council.protocols import DebateModeRule
 from bot.council.schemas import (
     Assessment,
     DiscussionReply,
@@ -53,22 +46,13 @@ from bot.council.seats import Seat
 __all__ = [
     "DebateRecord",
     "build_report",
-    "choice_options",
     "cites_evidence",
     "evidence_of",
-    "normalize_lens",
-    "outside_model",
     "outside_section",
-    "panel_problems",
     "positions_section",
 ]
 
 MAX_CONTENTION_POINTS = 8
-# Words that make two lens names differ without making them different lenses.
-_FILLER = frozenset(
-    {"a", "an", "and", "the", "of", "for", "in", "on", "to", "&", "analysis", "analyst", "lens"}
-)
-_WORD = re.compile(r"[a-z0-9]+")
 _EXTENSIONS = (
     "py|pyi|js|jsx|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|scala|sql|yml|yaml|"
     "json|toml|ini|cfg|md|sh|tf|proto|html|css|lock|txt|xml"
@@ -78,76 +62,6 @@ _EVIDENCE = re.compile(
     rf"(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.(?:{_EXTENSIONS})\b|\bL\d+\b|\blines? \d+|#\d+\b",
     re.IGNORECASE,
 )
-
-
-def normalize_lens(lens: str) -> str:
-    """A lens name reduced to its words: lowercase, punctuation and filler words gone,
-    and a trailing plural 's' dropped ("Security Analysis" and "security" are one)."""
-    words = [w for w in _WORD.findall(lens.lower()) if w not in _FILLER]
-    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)
-
-
-def panel_problems(panel: PanelDesign) -> list[str]:
-    """The panel rules `panel` breaks, each said so the designer can fix it."""
-    problems: list[str] = []
-    seen: dict[str, int] = {}
-    for i, p in enumerate(panel.panelists, start=1):
-        key = normalize_lens(p.lens)
-        if key in seen:
-            problems.append(
-                f"panelists {seen[key]} and {i} have the same lens ({p.lens!r}); "
-                "every lens must be distinct"
-            )
-        else:
-            seen[key] = i
-    stances = {p.stance for p in panel.panelists}
-    for stance, does in (("adversarial", "finds problems"), ("constructive", "finds value")):
-        if stance not in stances:
-            problems.append(f"no {stance} panelist (one that {does})")
-    if panel.is_choice and len(panel.options) < 2:
-        problems.append("the question is said to be a choice, but fewer than 2 options are named")
-    return problems
-
-
-# What an option that only answers "should it merge?" starts with, once a negation ("do
-# not", "don't") and words such as "it" or "the PR" are dropped: a verdict on the change.
-_VERDICT_STEMS = ("merg", "approv", "reject", "accept", "ship", "block", "decline", "yes")
-_NOT_AN_OPTION = frozenset({"do", "don", "dont", "t", "not", "no", "never", "it", "this"})
-
-
-def _is_verdict(option: str) -> bool:
-    """Whether `option` is a verdict on the change ("Merge", "Do not merge", "Approve with
-    fixes", "Reject", "Yes", "No") rather than an option of its own ("Redis")."""
-    words = [w for w in _WORD.findall(option.lower()) if w not in _NOT_AN_OPTION]
-    return not words or words[0].startswith(_VERDICT_STEMS)
-
-
-def choice_options(panel: PanelDesign) -> list[str]:
-    """The options of the question when it is a choice: the designer said so and named at
-    least 2 options that are not verdicts on the change (those options, in its order);
-    else none: not a choice."""
-    if not panel.is_choice:
-        return []
-    own = [o for o in panel.options if o.strip() and not _is_verdict(o)]
-    return own if len(own) >= 2 else []
-
-
-def outside_model(
-    models: Sequence[str], panel_models: Sequence[str], chair_model: str | None
-) -> str | None:
-    """The model for a `full` debate's outside opinion: a configured model no panelist
-    sits on; else the chair model if no panelist sits on it; else the least-seated model
-    other than the officers' (the judge's and chair's). None with a single model."""
-    configured = list(dict.fromkeys([*models, *([chair_model] if chair_model else [])]))
-    if len(configured) < 2:
-        return None
-    seated = Counter(panel_models)
-    for model in configured:
-        if model not in seated:
-            return model
-    officer = chair_model or models[0]
-    others = [m for m in configured if m != officer]
-    return min(others, key=lambda m: seated[m]) if others else None
 
 
 def cites_evidence(text: str, known: Collection[str] = ()) -> bool:
@@ -187,7 +101,7 @@ class DebateRecord:
 
 
 def _norm(text: str) -> str:
-    return " ".join(_WORD.findall(text.lower()))
+    return " ".join(WORD.findall(text.lower()))
 
 
 def _reply_text(reply: DiscussionReply) -> str:
@@ -211,7 +125,7 @@ _SCALE = (("approv", "APPROVE"), ("concern", "CONCERNS"), ("reject", "REJECT"))
 
 def _verdict(position: str) -> str | None:
     """The verdict `position` states on the assessment's scale; None: an option or other."""
-    words = _WORD.findall(position.lower())
+    words = WORD.findall(position.lower())
     first = words[0] if words else ""
     return next((verdict for stem, verdict in _SCALE if first.startswith(stem)), None)
 

@@ -11,31 +11,27 @@ The ledger's VOTE_CAST event says `{"seat": ..., "vote": "APPROVE"}`, or for a v
 not come `{"seat": ..., "vote": null, "missing": "timed out"}`. Nothing reads it back: a
 resumed deliberation replays the vote calls themselves (their SEAT_RETURNED records), so a
 ledger written before (whose VOTE_CAST said "ABSTAIN") resumes as any other.
-
-The engine passes what the phase needs: the run (`VotingRun`), its progress callback and
-its way of running seats in parallel.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 from pydantic import JsonValue
 
 from bot.council import prompts
 from bot.council.advisory import SeatState
-from bot.council.calls import CostLimitReached, Outcome, SeatCaller
-from bot.council.ledger import EventKind, StepWriter
+from bot.council.calls import CallOutcome, CostLimitReached
+from bot.council.ledger import EventKind
 from bot.council.protocols import ANSWER_TRIES
-from bot.council.schemas import Assessment, Vote
+from bot.council.run import Run, answered, in_parallel
+from bot.council.schemas import Vote
 from bot.council.seats import Seat
-from bot.council.transcript import Transcript, votes_section
-from bot.providers import ErrorKind, Message, ModelCall, OutputTool
+from bot.council.transcript import votes_section
+from bot.providers import ErrorKind
 
-__all__ = ["INVALID_TWICE", "Ballot", "Voter", "VotingRun", "missing_reason", "reasked", "vote"]
+__all__ = ["INVALID_TWICE", "Ballot", "missing_reason", "vote"]
 
 INVALID_TWICE = "invalid answer twice" if ANSWER_TRIES == 2 else f"invalid {ANSWER_TRIES} times"
 # Why a call gave no answer, in a few words ("no vote (timed out)").
@@ -50,47 +46,6 @@ _FAILED: dict[str, str] = {
     ErrorKind.BAD_REQUEST: "request refused by the server",
     ErrorKind.INVALID_OUTPUT: INVALID_TWICE,
 }
-
-Progress = Callable[[str, str | None, str], None]  # phase, seat, status
-SeatWork = Callable[[Seat, asyncio.Event, bool], Awaitable[None]]
-Parallel = Callable[[Sequence[Seat], SeatWork], Awaitable[None]]
-
-
-class Voter(Protocol):
-    """A seat's record as the vote phase reads and writes it (the engine's seat record)."""
-
-    assessment: Assessment | None
-    state: SeatState
-    vote: Vote | None
-    vote_missing: str | None
-
-
-class VotingRun(Protocol):
-    """What the vote phase reads of the engine's run."""
-
-    @property
-    def transcript(self) -> Transcript: ...
-    @property
-    def caller(self) -> SeatCaller: ...
-    @property
-    def writer(self) -> StepWriter: ...
-    @property
-    def records(self) -> Mapping[str, Voter]: ...
-    @property
-    def order(self) -> list[Seat]: ...
-
-    def valid(self) -> list[Seat]: ...
-
-    def call(
-        self,
-        seat: Seat,
-        tool: OutputTool,
-        transcript: str,
-        brief: str,
-        task: str,
-        *,
-        extra: Sequence[Message] = (),
-    ) -> ModelCall[Any]: ...
 
 
 @dataclass(frozen=True)
@@ -107,30 +62,16 @@ class Ballot:
         return {"seat": seat_id, "vote": None, "missing": self.missing}
 
 
-def missing_reason(outcome: Outcome) -> str:
+def missing_reason(outcome: CallOutcome) -> str:
     """Why a failed call gave no vote, in a few words: "timed out", "server error", ..."""
     kind = outcome.error_kind or ErrorKind.INVALID_OUTPUT.value
     return _FAILED.get(kind, kind.replace("_", " "))
 
 
-def reasked(outcome: Outcome, reason: str | None) -> list[Message]:
-    """The turns of a re-ask (every phase's): the answer, then why it is asked again. An
-    answer cut off at the output limit is asked for a shorter one (the same answer would be
-    cut off again)."""
-    if outcome.truncated:
-        ask = prompts.reask_shorter()
-    else:
-        ask = prompts.reask(reason or "the answer was incomplete")
-    return [
-        Message(role="assistant", content=outcome.text or "(no answer)"),
-        Message(role="user", content=ask),
-    ]
-
-
-async def vote(run: VotingRun, progress: Progress, parallel: Parallel) -> None:
+async def vote(run: Run) -> None:
     """Every valid seat votes at once; the record every later phase reads gets the votes,
     and each seat whose vote did not come says why."""
-    progress("vote", None, "started")
+    run.progress("vote", None, "started")
     transcript = run.transcript.text()
     task = prompts.vote_task([(s.label, run.records[s.seat_id].assessment) for s in run.valid()])
 
@@ -148,7 +89,7 @@ async def vote(run: VotingRun, progress: Progress, parallel: Parallel) -> None:
             EventKind.VOTE_CAST, ballot.payload(seat.seat_id), step=f"vote_cast/{seat.seat_id}"
         )
 
-    await parallel(run.valid(), one)
+    await in_parallel(run.valid(), one)
     voters = {s.seat_id: run.records[s.seat_id] for s in run.valid()}
     votes = {seat_id: r.vote for seat_id, r in voters.items()}
     missing = {seat_id: r.vote_missing for seat_id, r in voters.items()}
@@ -156,32 +97,24 @@ async def vote(run: VotingRun, progress: Progress, parallel: Parallel) -> None:
 
 
 async def _ballot(
-    run: VotingRun, seat: Seat, transcript: str, task: str, warm: asyncio.Event, leader: bool
+    run: Run, seat: Seat, transcript: str, task: str, warm: asyncio.Event, leader: bool
 ) -> Ballot:
     """One seat's vote call, re-asked once on an invalid answer (steps "vote/<seat>/0",
     then "vote/<seat>/0/1")."""
-    step = f"vote/{seat.seat_id}/0"
-    extra: list[Message] = []
-    for attempt in range(ANSWER_TRIES):
-        call = run.call(
-            seat,
-            prompts.VOTE_TOOL,
-            transcript,
-            prompts.seat_brief(seat, run.valid()),
-            task,
-            extra=extra,
-        )
-        outcome = await run.caller.call(
-            seat,
-            f"{step}/{attempt}" if attempt else step,
-            call,
-            warm=warm if attempt == 0 else None,
-            leader=leader,
-        )
-        if outcome.ok:
-            answer = outcome.output
-            return Ballot(answer) if isinstance(answer, Vote) else Ballot(None, "not a vote")
-        if not outcome.invalid:
-            return Ballot(None, missing_reason(outcome))
-        extra = reasked(outcome, outcome.validation_error or "invalid answer")
+    outcome = await answered(
+        run,
+        seat,
+        prompts.VOTE_TOOL,
+        transcript,
+        prompts.seat_brief(seat, run.valid()),
+        task,
+        f"vote/{seat.seat_id}/0",
+        warm,
+        leader,
+    )
+    if outcome.ok:
+        answer = outcome.output
+        return Ballot(answer) if isinstance(answer, Vote) else Ballot(None, "not a vote")
+    if not outcome.invalid:
+        return Ballot(None, missing_reason(outcome))
     return Ballot(None, INVALID_TWICE)

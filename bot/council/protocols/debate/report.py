@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.council.protocols import DebateMode
 from bot.council.schemas import DecisionPath, OutsideOpinion, TradeoffOption
 
 __all__ = [
@@ -26,7 +27,8 @@ __all__ = [
     "TradeoffRow",
 ]
 
-Outcome = Literal["resolved", "shifted", "unresolved"]
+# How a contended point ended.
+PointOutcome = Literal["resolved", "shifted", "unresolved"]
 # Why the debate stopped: the judge said CONVERGED, the mode's cycles ran out, quick mode's
 # single cycle, or no judge answer (the debate went on to the vote as it stood).
 ExitReason = Literal["converged", "max_cycles", "single_cycle", "no_judge_answer"]
@@ -72,7 +74,7 @@ class ContentionPoint(_Record):
     challenged: str | None = None  # seat id; None: the challenge went to everyone
     argument: str = ""
     counter: str = ""  # the challenged side's final position, as it stood
-    outcome: Outcome = "unresolved"
+    outcome: PointOutcome = "unresolved"
     cycle: int = Field(default=1, ge=1)
 
 
@@ -102,7 +104,7 @@ class OutsideRecord(_Record):
 
 
 class DebateReport(_Record):
-    mode: Literal["quick", "standard", "full"]
+    mode: DebateMode
     max_cycles: int
     cycles: int = 0
     exit: ExitReason = "max_cycles"

@@ -1,14 +1,14 @@
-"""The strategies protocol's lenses (bot/council/strategies.py): each task type's 2-3
-strategy lenses in seat order, each with its prompt style and the temperature that style
-asks for. Pure data and one small record type."""
+"""The strategies protocol's lenses (bot/council/protocols/strategies/seating.py): each task
+type's 2-3 strategy lenses in seat order, each with its prompt style and the temperature
+that style asks for. Pure data and one small record type."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from bot.council.protocols.strategies.schemas import TASK_TYPES, TaskType
 from bot.council.seats import ReviewStrategy
-from bot.council.strategy_schemas import TASK_TYPES, TaskType
 
 __all__ = ["LENSES", "STYLE_TEMPERATURES", "Lens"]
 
