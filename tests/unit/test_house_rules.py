@@ -29,7 +29,6 @@ MAX_LINES = 600
 OVER_600: dict[str, int] = {
     "bot.config": 711,
     "bot.council.scoring": 655,
-    "bot.render.markdown": 970,
     "bot.review.inline": 791,
     "bot.safety": 652,
 }
@@ -60,8 +59,6 @@ PROTOCOL_LITERALS: dict[str, int] = {
     "bot.pr.review": 1,
     "bot.queue.admission": 1,
     "bot.queue.jobs": 1,
-    "bot.render.blocks": 1,
-    "bot.render.debate": 5,
     "bot.review.modelcheck": 2,
     "bot.review.plan": 2,
     "bot.review.setup": 1,
