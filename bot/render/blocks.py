@@ -1,24 +1,35 @@
-"""The Markdown blocks every renderer of a comment builds with: clipping at sentence
-boundaries, a table cell, an inline line, a collapsed section, a table, capped parts, and
-the collapsed sections' caps. Pure: stdlib and `bot.safety`."""
+"""The blocks every renderer builds with. Markdown: clipping at sentence boundaries, a table
+cell, an inline line, a bullet list, a block quote, a collapsed section, a table, capped
+parts, and the collapsed sections' caps. Plain: model text as one terminal line (`plain`)
+and a place in the form a terminal or an editor opens (`place`). And the key two texts
+count as the same point by (`norm`). Pure: stdlib, `bot.safety` and the advisory's
+location format (`bot.council.advisory.format_location`)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-from bot.safety.markdown import sanitize_inline
+from bot.council.advisory import format_location
+from bot.safety import strip_invisible
+from bot.safety.markdown import quote_markdown, sanitize_inline
 
 __all__ = [
     "CELL",
     "ITEM",
     "SECTION_CAPS",
+    "bullets",
     "capped",
     "cell",
     "clip",
     "count",
     "details",
     "inline",
+    "norm",
+    "pct",
+    "place",
+    "plain",
+    "quote",
     "table",
 ]
 
@@ -29,7 +40,6 @@ SECTION_CAPS: dict[str, int] = {
     "assessment": 4_000,
     "discussion": 8_000,
     "cost": 1_500,
-    "debate": 4_000,  # each of the debate report's sections (bot.render.debate)
 }
 CELL = 300
 ITEM = 1_000
@@ -69,6 +79,46 @@ def cell(text: str | None, limit: int = CELL) -> str:
 
 def inline(text: str, limit: int = ITEM) -> str:
     return sanitize_inline(clip(" ".join(text.split()), limit))
+
+
+def plain(text: str | None, limit: int = ITEM) -> str:
+    """Model text on one terminal line: invisible and control characters gone, whitespace
+    collapsed (no Markdown: a terminal prints it as it is)."""
+    return " ".join(clip(strip_invisible(text or ""), limit).split())
+
+
+def place(
+    path: str | None,
+    start_line: int | None,
+    end_line: int | None = None,
+    outside_diff: bool = False,
+) -> str:
+    """`path:10`, `path:10-20` or `path` (the advisory's `format_location` in the form
+    terminals and editors open: the terminal and the transcript page show it), "-" for no
+    path (None); `path:196 (outside the diff)` for head lines no hunk of the diff shows."""
+    if path is None:
+        return "-"
+    return format_location(path, start_line, end_line, line_prefix="", outside_diff=outside_diff)
+
+
+def bullets(items: Sequence[str], limit: int = ITEM) -> str:
+    return "\n".join(f"- {inline(i, limit)}" for i in items if i.strip())
+
+
+def quote(text: str, limit: int) -> str:
+    """Model prose of several lines as a block quote (`bot.safety.quote_markdown`): no
+    heading, table, rule, fence or HTML of it can pass for the comment's own."""
+    return quote_markdown(clip(text, limit))
+
+
+def norm(text: str) -> str:
+    """`text` as the key it counts as the same point by: case, punctuation and spacing
+    aside."""
+    return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+
+
+def pct(fraction: float) -> str:
+    return f"{round(fraction * 100)}%"
 
 
 def count(n: int, noun: str) -> str:

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot.council.advisory import Advisory, MergedFinding
 from bot.council.places import also_at_text
 from bot.council.protocols.debate import DEBATE
+from bot.render.blocks import cell
 from bot.render.conclusion import (
     Conclusion,
     Gate,
@@ -38,17 +39,16 @@ from bot.render.conclusion import (
     gate_note,
     no_verdict_title,
 )
-from bot.render.markdown import (
+from bot.render.findings import top_findings_table
+from bot.render.scope import scope_summary
+from bot.render.usage import cost_text, usage_notes
+from bot.render.verdict import (
     RESOLUTION_TITLE,
-    cell,
     partial_banner,
     raised_by,
     seats_phrase,
-    top_findings_table,
     verdict_heading,
 )
-from bot.render.scope import scope_summary
-from bot.render.usage import cost_text, usage_notes
 from bot.safety import neutralize_mentions, strip_invisible
 from bot.safety.links import defuse_links
 

@@ -3,30 +3,28 @@
 Visible, a few lines: the executive line (mode, cycles used of the mode's maximum and how
 the debate ended), the decision confidence as its signals (consensus N/M, confidence
 spread, cycles, position shifts and how many of them no new evidence supports) and the
-decision guide (condition -> path). Collapsed, each within `SECTION_CAPS["debate"]`:
+decision guide (condition -> path). Collapsed, each within `DEBATE_CAP`:
 the committee with each panelist's position history, the contention points with their
-outcome, the tradeoff map with each dimension's weight, the step-back judge's fields per
-cycle, and the outside opinion (`full`).
+outcome, the tradeoff map with each dimension's weight (the synthesis section then leaves
+the chair's map out), the step-back judge's fields per cycle, and the outside opinion
+(`full`). On the terminal, the same as plain lines.
 
-`bot.render.markdown` calls `debate_visible` and `debate_details` for a debate advisory;
-this module uses its helpers.
+The renderers find these through the protocol's `Sections` (`SECTIONS`, registered in
+`bot.render.protocol_sections`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-# Module imports both ways (bot.render.markdown imports this module as a module too):
-# neither reads the other's names while loading, so either may be imported first.
 import bot.render.blocks as blocks
 from bot.council.advisory import Advisory
 from bot.council.protocols.debate import DEBATE
 from bot.council.protocols.debate.report import DebateReport, PositionHistory, TradeoffRow
-from bot.render.sections import Sections
-from bot.safety import strip_invisible
+from bot.render.sections import report_sections
 
 __all__ = [
+    "DEBATE_CAP",
     "MAX_GUIDE_ROWS",
     "SECTIONS",
     "debate_details",
@@ -35,6 +33,7 @@ __all__ = [
     "executive_line",
 ]
 
+DEBATE_CAP = 4_000  # each collapsed section's cap (characters of its body)
 MAX_GUIDE_ROWS = 4  # decision-guide rows on the screen; the rest are collapsed
 UNSUPPORTED = "⚠️ no new evidence"
 
@@ -43,7 +42,7 @@ _OUTCOME = {"resolved": "✅ resolved", "shifted": "↪️ shifted", "unresolved
 
 
 def _cycles(n: int) -> str:
-    return f"{n} cycle{'' if n == 1 else 's'}"
+    return blocks.count(n, "cycle")
 
 
 def executive_line(report: DebateReport) -> str:
@@ -68,7 +67,7 @@ def _signals(report: DebateReport) -> str:
     if c.spread_min is not None and c.spread_max is not None:
         parts.append(f"confidence spread {c.spread_min}%–{c.spread_max}%")
     parts.append(f"cycles {c.cycles} of {c.max_cycles}")
-    shifts = f"{c.shifts} position shift{'' if c.shifts == 1 else 's'}"
+    shifts = blocks.count(c.shifts, "position shift")
     if c.unsupported_shifts:
         shifts += f" ({c.unsupported_shifts} with {UNSUPPORTED})"
     parts.append(shifts)
@@ -84,14 +83,10 @@ def _guide_table(report: DebateReport, limit: int | None = None) -> str:
     return blocks.table(["Condition", "Path"], rows) if rows else ""
 
 
-def debate_visible(advisory: Advisory) -> str:
-    """The debate's lines on the screen; "" for another protocol."""
-    report = advisory.debate
-    if report is None:
-        return ""
-    committee = len(report.committee)
+def debate_visible(advisory: Advisory, report: DebateReport) -> str:
+    """The debate's lines on the screen."""
     lines = [
-        f"**{executive_line(report)}** · {committee} panelist{'' if committee == 1 else 's'}",
+        f"**{executive_line(report)}** · {blocks.count(len(report.committee), 'panelist')}",
         _signals(report),
     ]
     if report.decision_guide:
@@ -139,7 +134,7 @@ def _committee(advisory: Advisory, report: DebateReport) -> str:
         )
     return blocks.details(
         f"Debate: committee and position history ({len(report.committee)} panelists)",
-        blocks.capped([body], blocks.SECTION_CAPS["debate"], "part"),
+        blocks.capped([body], DEBATE_CAP, "part"),
     )
 
 
@@ -165,7 +160,7 @@ def _contention(advisory: Advisory, report: DebateReport) -> str:
         f"Debate: contention points ({summary})",
         blocks.capped(
             [blocks.table(["Point", "Side A", "Side B", "Outcome"], rows)],
-            blocks.SECTION_CAPS["debate"],
+            DEBATE_CAP,
         ),
     )
 
@@ -201,7 +196,7 @@ def _tradeoff_map(report: DebateReport) -> str:
     note = "_Weight: how many panelists raised the dimension._"
     return blocks.details(
         f"Debate: tradeoff map ({len(report.tradeoffs)} dimensions)",
-        blocks.capped([table, note], blocks.SECTION_CAPS["debate"], "part", "\n\n"),
+        blocks.capped([table, note], DEBATE_CAP, "part", "\n\n"),
     )
 
 
@@ -235,7 +230,7 @@ def _judge(advisory: Advisory) -> str:
     verdicts = ", ".join(j.decision.decision for j in advisory.judge_decisions)
     return blocks.details(
         f"Debate: step-back judge ({verdicts})",
-        blocks.capped(parts, blocks.SECTION_CAPS["debate"], "cycle", "\n\n"),
+        blocks.capped(parts, DEBATE_CAP, "cycle", "\n\n"),
     )
 
 
@@ -260,7 +255,7 @@ def _outside(report: DebateReport) -> str:
         lines.append(f"\n_{blocks.inline(out.note, 300)}_")
     return blocks.details(
         f"Debate: outside opinion ({blocks.cell(out.model, 80)})",
-        blocks.capped(["\n".join(lines)], blocks.SECTION_CAPS["debate"]),
+        blocks.capped(["\n".join(lines)], DEBATE_CAP),
     )
 
 
@@ -270,11 +265,8 @@ def _more_guide(report: DebateReport) -> str:
     return blocks.details("Debate: decision guide in full", _guide_table(report))
 
 
-def debate_details(advisory: Advisory) -> list[str]:
-    """The debate's collapsed sections, in reading order; [] for another protocol."""
-    report = advisory.debate
-    if report is None:
-        return []
+def debate_details(advisory: Advisory, report: DebateReport) -> list[str]:
+    """The debate's collapsed sections, in reading order."""
     parts = [
         _committee(advisory, report),
         _contention(advisory, report),
@@ -286,21 +278,13 @@ def debate_details(advisory: Advisory) -> list[str]:
     return [p for p in parts if p]
 
 
-def _plain(text: str | None, limit: int = 200) -> str:
-    """Model text on one terminal line: invisible and control characters gone."""
-    return " ".join(blocks.clip(strip_invisible(text or ""), limit).split())
-
-
-def debate_text(advisory: Advisory) -> list[str]:
-    """The debate report as plain lines for the terminal (no Markdown); [] elsewhere."""
-    report = advisory.debate
-    if report is None:
-        return []
+def debate_text(advisory: Advisory, report: DebateReport) -> list[str]:
+    """The debate report as plain lines for the terminal (no Markdown)."""
     c = report.confidence
     lines = [
         executive_line(report),
         f"  Decision confidence: consensus {c.consensus}/{c.panelists}"
-        + (f" lean {_plain(c.lean, 60)}" if c.lean else "")
+        + (f" lean {blocks.plain(c.lean, 60)}" if c.lean else "")
         + (
             f", confidence spread {c.spread_min}%-{c.spread_max}%"
             if c.spread_min is not None and c.spread_max is not None
@@ -314,41 +298,45 @@ def debate_text(advisory: Advisory) -> list[str]:
     for m in report.committee:
         h = histories.get(m.seat_id)
         steps = [
-            _plain(p.position, 40) + (" (!no new evidence)" if p.unsupported else "")
+            blocks.plain(p.position, 40) + (" (!no new evidence)" if p.unsupported else "")
             for p in (h.positions if h else [])
         ]
         lines.append(
-            f"    {m.label}: {_plain(m.name, 60)} · lens {_plain(m.lens, 80)} · "
-            f"{_plain(m.stance, 20)} · {m.model} · {' -> '.join(steps) or '-'}"
+            f"    {m.label}: {blocks.plain(m.name, 60)} · lens {blocks.plain(m.lens, 80)} · "
+            f"{blocks.plain(m.stance, 20)} · {m.model} · {' -> '.join(steps) or '-'}"
         )
     for p in report.contention:
-        lines.append(f"  Contention ({p.outcome}): {_plain(p.point)}")
+        lines.append(f"  Contention ({p.outcome}): {blocks.plain(p.point, 200)}")
     for r in report.tradeoffs:
-        lines.append(f"  Tradeoff {_plain(r.dimension, 80)} (weight {r.weight})")
+        lines.append(f"  Tradeoff {blocks.plain(r.dimension, 80)} (weight {r.weight})")
     for g in report.decision_guide:
-        lines.append(f"  Decision guide: {_plain(g.condition)} -> {_plain(g.path)}")
+        lines.append(
+            f"  Decision guide: {blocks.plain(g.condition, 200)} -> {blocks.plain(g.path, 200)}"
+        )
     if report.outside is not None:
         o = report.outside
         said = (
-            f"{o.model}: {_plain(o.opinion.position, 60)} - {_plain(o.opinion.key_argument)}"
+            f"{o.model}: {blocks.plain(o.opinion.position, 60)} - "
+            f"{blocks.plain(o.opinion.key_argument, 200)}"
             if o.opinion
-            else _plain(o.note or "none")
+            else blocks.plain(o.note or "none", 200)
         )
         lines.append(f"  Outside opinion: {said}")
     return lines
 
 
-def _json(advisory: Advisory) -> Any:
-    # A debate's report: mode, cycles, committee, positions, contention, tradeoffs,
-    # decision guide and confidence signals, the outside opinion (None elsewhere).
-    return advisory.debate.model_dump(mode="json") if advisory.debate else None
+def _own_tradeoffs(advisory: Advisory, report: DebateReport) -> bool:
+    return bool(report.tradeoffs)
 
 
-SECTIONS = Sections(
-    protocol=DEBATE.name,
-    dropped="the debate report (its lines above stay)",
+# A debate's report in `--json`: mode, cycles, committee, positions, contention, tradeoffs,
+# decision guide and confidence signals, the outside opinion.
+SECTIONS = report_sections(
+    DEBATE.name,
+    "the debate report (its lines above stay)",
+    lambda advisory: advisory.debate,
     head=debate_visible,
     top=debate_details,
     terminal=debate_text,
-    json=_json,
+    tradeoffs=_own_tradeoffs,
 )

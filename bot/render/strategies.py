@@ -6,21 +6,22 @@ was decided, the composition (lens, style, model, temperature or "style only"), 
 strategy comparison before and after critique, the critique rounds, the winner and its
 complementary elements, the dropped alternatives with their reasons, the plan confidence
 and the action items attributed to their strategies; then the critique's points, capped
-(`POINTS_CAP`). Every model-written string goes through the comment renderer's own
-sanitizing helpers.
+(`POINTS_CAP`). On the terminal, the same as plain lines. Every model-written string goes
+through the comment's blocks (`bot.render.blocks`), which sanitize it.
+
+The renderers find these through the protocol's `Sections` (`SECTIONS`, registered in
+`bot.render.protocol_sections`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import bot.render.blocks as blocks
 from bot.council.advisory import Advisory
 from bot.council.protocols.strategies import STRATEGIES
 from bot.council.protocols.strategies.report import RUBRIC, RubricRow, StrategiesReport
-from bot.render.sections import Sections
-from bot.safety import strip_invisible
+from bot.render.sections import report_sections
 
 __all__ = [
     "POINTS_CAP",
@@ -59,12 +60,8 @@ def _signed(value: float) -> str:
     return f"{value:+.0f}"
 
 
-def strategies_line(advisory: Advisory, limit: int = 400) -> str:
-    """The one visible line; empty for other protocols."""
-
-    report = advisory.strategies
-    if report is None:
-        return ""
+def strategies_line(advisory: Advisory, report: StrategiesReport, limit: int = 400) -> str:
+    """The one visible line."""
     parts = [f"**Strategies** · {_task(report)}"]
     if report.presented:
         shown = " vs ".join(
@@ -92,7 +89,6 @@ def _after(report: StrategiesReport, seat_id: str) -> float | None:
 
 
 def _classification(report: StrategiesReport) -> str:
-
     c = report.classification
     if c.decided_by == "signals":
         how = _DECIDED["signals"]
@@ -111,7 +107,6 @@ def _classification(report: StrategiesReport) -> str:
 
 
 def _composition(advisory: Advisory, report: StrategiesReport) -> str:
-
     rows = [
         [
             blocks.cell(advisory.label_for(c.seat_id), 40),
@@ -132,7 +127,6 @@ def _composition(advisory: Advisory, report: StrategiesReport) -> str:
 
 
 def _comparison(advisory: Advisory, report: StrategiesReport) -> str:
-
     rows: Sequence[RubricRow] = report.rows
     header = [
         "Dimension",
@@ -154,7 +148,6 @@ def _comparison(advisory: Advisory, report: StrategiesReport) -> str:
 
 
 def _rounds(advisory: Advisory, report: StrategiesReport) -> str:
-
     lines = []
     for r in report.rounds:
         state = "converged" if r.converged else "not converged"
@@ -197,7 +190,6 @@ def _rounds(advisory: Advisory, report: StrategiesReport) -> str:
 
 
 def _winner(advisory: Advisory, report: StrategiesReport) -> str:
-
     why = blocks.cell(report.matrix_reason, 300)
     if report.presented:
         both = " and ".join(
@@ -227,7 +219,6 @@ def _winner(advisory: Advisory, report: StrategiesReport) -> str:
 
 
 def _dropped(advisory: Advisory, report: StrategiesReport) -> str:
-
     if not report.dropped:
         return ""
     return "**Dropped alternatives**\n\n" + "\n".join(
@@ -238,7 +229,6 @@ def _dropped(advisory: Advisory, report: StrategiesReport) -> str:
 
 
 def _confidence(report: StrategiesReport) -> str:
-
     c = report.confidence
     if c is None:
         return ""
@@ -250,7 +240,6 @@ def _confidence(report: StrategiesReport) -> str:
 
 
 def _actions(report: StrategiesReport) -> str:
-
     if not report.action_items:
         return ""
     return "**Action items by strategy**\n\n" + "\n".join(
@@ -260,7 +249,6 @@ def _actions(report: StrategiesReport) -> str:
 
 
 def _points(advisory: Advisory, report: StrategiesReport) -> str:
-
     if not report.points:
         return ""
     items = []
@@ -277,12 +265,8 @@ def _points(advisory: Advisory, report: StrategiesReport) -> str:
     return blocks.details(f"Cross-critique points ({len(report.points)})", body)
 
 
-def strategies_details(advisory: Advisory) -> str:
-    """The collapsed report; empty for other protocols."""
-
-    report = advisory.strategies
-    if report is None:
-        return ""
+def strategies_details(advisory: Advisory, report: StrategiesReport) -> str:
+    """The collapsed report."""
     parts = [
         _classification(report),
         _composition(advisory, report),
@@ -302,17 +286,8 @@ def strategies_details(advisory: Advisory) -> str:
     return head + (f"\n\n{points}" if points else "")
 
 
-def _plain(text: str, limit: int = 300) -> str:
-    """Model text for the terminal: invisible and control characters gone, one line."""
-
-    return " ".join(blocks.clip(strip_invisible(text), limit).split())
-
-
-def strategies_text(advisory: Advisory) -> list[str]:
+def strategies_text(advisory: Advisory, report: StrategiesReport) -> list[str]:
     """The report as plain lines for the terminal (no Markdown tables)."""
-    report = advisory.strategies
-    if report is None:
-        return []
     lines = [f"Strategies: {_task(report)} ({report.classification.decided_by})"]
     for c in report.composition:
         temp = "style only" if c.temperature is None else f"temperature {c.temperature:g}"
@@ -328,7 +303,10 @@ def strategies_text(advisory: Advisory) -> list[str]:
         )
     elif report.winner:
         lines.append(f"  Winner: {report.lens_of(report.winner)} ({_MATRIX[report.matrix]})")
-    lines += [f"  Dropped: {report.lens_of(d.seat_id)}: {_plain(d.text)}" for d in report.dropped]
+    lines += [
+        f"  Dropped: {report.lens_of(d.seat_id)}: {blocks.plain(d.text, 300)}"
+        for d in report.dropped
+    ]
     lines += [
         f"  Flagged: {report.lens_of(p.seat_id)} flipped to {p.verdict} in round {p.round} "
         "with no new evidence"
@@ -341,23 +319,19 @@ def strategies_text(advisory: Advisory) -> list[str]:
             f"{pc.quality}, {pc.risk} risk)"
         )
     lines += [
-        f"  Action: {_plain(i.text)} (source: {report.lens_of(i.seat_id)})"
+        f"  Action: {blocks.plain(i.text, 300)} (source: {report.lens_of(i.seat_id)})"
         for i in report.action_items
     ]
     return lines
 
 
-def _json(advisory: Advisory) -> Any:
-    # The strategies report: classification, composition, rubric rows before and after
-    # critique, rounds, positions, matrix, winner, dropped, confidence (None elsewhere).
-    return advisory.strategies.model_dump(mode="json") if advisory.strategies else None
-
-
-SECTIONS = Sections(
-    protocol=STRATEGIES.name,
-    dropped="the strategies report (its line above stays)",
+# The strategies report in `--json`: classification, composition, rubric rows before and
+# after critique, rounds, positions, matrix, winner, dropped, confidence.
+SECTIONS = report_sections(
+    STRATEGIES.name,
+    "the strategies report (its line above stays)",
+    lambda advisory: advisory.strategies,
     line=strategies_line,
     report=strategies_details,
     terminal=strategies_text,
-    json=_json,
 )

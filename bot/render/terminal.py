@@ -26,29 +26,22 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from bot.council.advisory import (
-    Advisory,
-    MergedFinding,
-    Resolution,
-    SeatReport,
-    TopFinding,
-    format_location,
-)
+from bot.council.advisory import Advisory, MergedFinding, Resolution, SeatReport, TopFinding
 from bot.council.places import also_at_text
-from bot.render.markdown import (
+from bot.render.blocks import ITEM, clip, pct, place, plain
+from bot.render.findings import SEVERITY_EMOJI
+from bot.render.protocol_sections import SECTIONS
+from bot.render.usage import cost_text, usage_notes
+from bot.render.verdict import (
     RESOLUTION_EMOJI,
     RESOLUTION_TITLE,
-    SEVERITY_EMOJI,
     STATE_TEXT,
-    clip,
     missing_perspectives,
     seats_phrase,
 )
-from bot.render.protocol_sections import SECTIONS
-from bot.render.usage import cost_text, usage_notes
 from bot.safety import strip_invisible
 
-__all__ = ["location", "render_advisory", "render_text", "summary_line", "verdict_line"]
+__all__ = ["render_advisory", "render_text", "summary_line", "verdict_line"]
 
 _RESOLUTION_STYLE: dict[Resolution, str] = {
     Resolution.APPROVED: "bold green",
@@ -60,7 +53,6 @@ _SEVERITY_STYLE = {"critical": "bold red", "major": "red", "minor": "yellow", "n
 _HEADING = "bold underline"
 _TITLE = 200
 _CELL = 300
-_ITEM = 1_000
 _PROSE = 4_000
 _DETAIL = 160
 
@@ -68,9 +60,9 @@ _DETAIL = 160
 # --- untrusted text -------------------------------------------------------------------------
 
 
-def _inline(text: str | None, limit: int = _ITEM) -> str:
-    """Model text on one line: invisible and control characters gone, whitespace collapsed."""
-    return " ".join(clip(strip_invisible(text or ""), limit).split())
+def _path(path: str | None) -> str | None:
+    """A finding's path on one line (None for none: `place` shows "-")."""
+    return plain(path, _CELL) if path else None
 
 
 def _prose(text: str, limit: int = _PROSE) -> str:
@@ -78,22 +70,7 @@ def _prose(text: str, limit: int = _PROSE) -> str:
     return "\n".join(lines).strip()
 
 
-def _pct(fraction: float) -> str:
-    return f"{round(fraction * 100)}%"
-
-
 # --- the pieces -----------------------------------------------------------------------------
-
-
-def location(
-    path: str | None, start_line: int | None, end_line: int | None, outside_diff: bool = False
-) -> str:
-    """`path:10`, `path:10-20` or `path` (the form terminals and editors open), "-" for none;
-    `path:196 (outside the diff)` for head lines no hunk of the diff shows."""
-    if not path:
-        return "-"
-    where = _inline(path, _CELL)
-    return format_location(where, start_line, end_line, line_prefix="", outside_diff=outside_diff)
 
 
 def verdict_line(advisory: Advisory) -> str:
@@ -101,7 +78,7 @@ def verdict_line(advisory: Advisory) -> str:
     r = advisory.resolution
     facts = [f"{RESOLUTION_EMOJI[r]} {RESOLUTION_TITLE[r]}"]
     if r.is_verdict:
-        facts.append(f"confidence {_pct(advisory.confidence)}")
+        facts.append(f"confidence {pct(advisory.confidence)}")
     facts += [seats_phrase(advisory), f"protocol {advisory.protocol}"]
     return " · ".join(facts)
 
@@ -125,7 +102,7 @@ def _names(advisory: Advisory) -> dict[str, str]:
     for s in advisory.seats:
         counts[s.persona_name] = counts.get(s.persona_name, 0) + 1
     return {
-        s.seat_id: _inline(s.persona_name, 100) if counts[s.persona_name] == 1 else s.label
+        s.seat_id: plain(s.persona_name, 100) if counts[s.persona_name] == 1 else s.label
         for s in advisory.seats
     }
 
@@ -161,7 +138,7 @@ def _head(advisory: Advisory) -> list[RenderableType]:
     lost = advisory.lost_seats()
     if (advisory.partial or lost) and r is not Resolution.NO_QUORUM:
         valid, total = len(advisory.valid_seats()), len(advisory.seats)
-        missing = ", ".join(_inline(m, 300) for m in missing_perspectives(advisory)) or "unknown"
+        missing = ", ".join(plain(m, 300) for m in missing_perspectives(advisory)) or "unknown"
         parts.append(
             Text(
                 f"Partial advisory ({valid} of {total} seats). Missing perspectives: {missing}. "
@@ -170,11 +147,11 @@ def _head(advisory: Advisory) -> list[RenderableType]:
             )
         )
     if advisory.synthesis and advisory.synthesis.verdict_sentence.strip():
-        parts.append(Text(_inline(advisory.synthesis.verdict_sentence, 500), style="italic"))
+        parts.append(Text(plain(advisory.synthesis.verdict_sentence, 500), style="italic"))
     if advisory.reason:
-        parts.append(Text.assemble(("Why: ", "bold"), _inline(advisory.reason)))
+        parts.append(Text.assemble(("Why: ", "bold"), plain(advisory.reason)))
     if advisory.topic.strip():
-        parts.append(Text.assemble(("Topic: ", "bold"), _inline(advisory.topic, 300)))
+        parts.append(Text.assemble(("Topic: ", "bold"), plain(advisory.topic, 300)))
     return parts
 
 
@@ -183,10 +160,10 @@ def _seat_states(advisory: Advisory) -> list[RenderableType]:
     for s in advisory.seats:
         table.add_row(
             s.label,
-            Text(_inline(s.persona_name, 100)),
-            Text(_inline(s.model, 100)),
+            Text(plain(s.persona_name, 100)),
+            Text(plain(s.model, 100)),
             s.no_vote or STATE_TEXT[s.state],
-            Text(_inline(s.error, _CELL)),
+            Text(plain(s.error, _CELL)),
         )
     return [_heading("Seats"), table]
 
@@ -198,20 +175,20 @@ def _severity(severity: str) -> Text:
 def _flag_row(advisory: Advisory, names: dict[str, str], item: TopFinding) -> list[Text]:
     return [
         Text("🚩 red flag", style="bold red"),
-        Text(location(item.path, item.start_line, item.end_line)),
-        Text(_inline(item.title, _TITLE), style="bold"),
+        Text(place(_path(item.path), item.start_line, item.end_line)),
+        Text(plain(item.title, _TITLE), style="bold"),
         Text(_raised_by(advisory, names, item.raised_by)),
     ]
 
 
 def _finding_row(advisory: Advisory, names: dict[str, str], f: MergedFinding) -> list[Text]:
-    title = Text(_inline(f.title, _TITLE), style="bold")
-    detail = _inline(f.detail, _DETAIL)
+    title = Text(plain(f.title, _TITLE), style="bold")
+    detail = plain(f.detail, _DETAIL)
     if detail:
         title.append(f"\n{detail}", style="dim")
-    where = Text(location(f.path, f.start_line, f.end_line, f.outside_diff))
+    where = Text(place(_path(f.path), f.start_line, f.end_line, f.outside_diff))
     if f.also_at:  # the same issue elsewhere (bot/council/places.py), in the same form
-        where.append(f"\n{_inline(also_at_text(f, line_prefix=''), _CELL)}", style="dim")
+        where.append(f"\n{plain(also_at_text(f, line_prefix=''), _CELL)}", style="dim")
     return [
         _severity(f.severity),
         where,
@@ -232,8 +209,8 @@ def _findings(advisory: Advisory, names: dict[str, str]) -> list[RenderableType]
     return [_heading("Findings"), table]
 
 
-def _bullets(items: Sequence[str], limit: int = _ITEM) -> list[RenderableType]:
-    return [Padding(Text(f"- {_inline(i, limit)}"), (0, 0, 0, 2)) for i in items if i.strip()]
+def _bullets(items: Sequence[str], limit: int = ITEM) -> list[RenderableType]:
+    return [Padding(Text(f"- {plain(i, limit)}"), (0, 0, 0, 2)) for i in items if i.strip()]
 
 
 def _synthesis(advisory: Advisory) -> list[RenderableType]:
@@ -247,11 +224,9 @@ def _synthesis(advisory: Advisory) -> list[RenderableType]:
     if s.divergence:
         parts.append(_heading("Divergence"))
         for d in s.divergence:
-            parts.append(Padding(Text(f"- {_inline(d.point, 300)}", style="bold"), (0, 0, 0, 2)))
+            parts.append(Padding(Text(f"- {plain(d.point, 300)}", style="bold"), (0, 0, 0, 2)))
             parts += [
-                Padding(Text(f"- {_inline(side)}"), (0, 0, 0, 4))
-                for side in d.sides
-                if side.strip()
+                Padding(Text(f"- {plain(side)}"), (0, 0, 0, 4)) for side in d.sides if side.strip()
             ]
     if s.recommendation.strip():
         parts += [_heading("Recommendation"), Padding(Text(_prose(s.recommendation)), (0, 2))]
@@ -260,16 +235,16 @@ def _synthesis(advisory: Advisory) -> list[RenderableType]:
         for dim in s.tradeoff_map:
             for i, opt in enumerate(dim.options):
                 table.add_row(
-                    Text(_inline(dim.dimension, 100) if i == 0 else ""),
-                    Text(_inline(opt.option, 100)),
-                    Text(_inline(opt.pro, _CELL)),
-                    Text(_inline(opt.con, _CELL)),
+                    Text(plain(dim.dimension, 100) if i == 0 else ""),
+                    Text(plain(opt.option, 100)),
+                    Text(plain(opt.pro, _CELL)),
+                    Text(plain(opt.con, _CELL)),
                 )
         parts += [_heading("Tradeoff map"), table]
     items = [a for a in s.action_items if a.strip()]
     if items:
         parts.append(_heading("Action items"))
-        parts += [Padding(Text(f"{n}. {_inline(a)}"), (0, 0, 0, 2)) for n, a in enumerate(items, 1)]
+        parts += [Padding(Text(f"{n}. {plain(a)}"), (0, 0, 0, 2)) for n, a in enumerate(items, 1)]
     return parts
 
 
@@ -281,14 +256,14 @@ def _conditions(advisory: Advisory) -> list[RenderableType]:
 def _vote_cells(seat: SeatReport) -> tuple[str, str, str]:
     if seat.vote is not None:
         v = seat.vote
-        return v.vote, _pct(v.confidence), _inline("; ".join(v.conditions), _CELL)
+        return v.vote, pct(v.confidence), plain("; ".join(v.conditions), _CELL)
     if seat.no_vote:  # "no vote (timed out)": never an abstention
         return seat.no_vote, "-", ""
     if not seat.is_valid or seat.assessment is None:
         return STATE_TEXT[seat.state], "-", ""
     a = seat.assessment
     condition = "; ".join(a.concerns) if a.verdict == "CONCERNS" else ""
-    return a.verdict, f"{a.confidence}%", _inline(condition, _CELL)
+    return a.verdict, f"{a.confidence}%", plain(condition, _CELL)
 
 
 def _votes(advisory: Advisory) -> list[RenderableType]:
@@ -307,9 +282,9 @@ def _votes(advisory: Advisory) -> list[RenderableType]:
     )
     for s in advisory.seats:
         vote, confidence, condition = _vote_cells(s)
-        seat = Text(_inline(s.persona_name, 100))
+        seat = Text(plain(s.persona_name, 100))
         seat.append(f" ({s.label})", style="dim")
-        table.add_row(seat, Text(_inline(s.model, 100)), vote, confidence, Text(condition))
+        table.add_row(seat, Text(plain(s.model, 100)), vote, confidence, Text(condition))
     return [_heading("Votes" if voted else "Verdicts by seat"), table]
 
 
@@ -321,10 +296,10 @@ def _assessments(advisory: Advisory, names: dict[str, str]) -> list[RenderableTy
             continue
         line = Text("- ")
         line.append(f"{names[s.seat_id]} ({s.label})", style="bold")
-        line.append(f": {a.verdict} {a.score}/10. {_inline(a.summary, 600)}")
+        line.append(f": {a.verdict} {a.score}/10. {plain(a.summary, 600)}")
         lines.append(Padding(line, (0, 0, 0, 2)))
         if s.unscored_lenses:
-            unscored = _inline(", ".join(s.unscored_lenses), 300)
+            unscored = plain(", ".join(s.unscored_lenses), 300)
             lines.append(Padding(Text(f"Not scored: {unscored}", style="dim"), (0, 0, 0, 4)))
     return [_heading("Assessments"), *lines] if lines else []
 
@@ -337,7 +312,7 @@ def _extras(advisory: Advisory) -> list[RenderableType]:
     notes = [n for n in advisory.notes if n.strip()]
     if notes:
         parts.append(Text(""))
-        parts += [Text(f"Note: {_inline(n, 500)}", style="dim") for n in notes]
+        parts += [Text(f"Note: {plain(n, 500)}", style="dim") for n in notes]
     return parts
 
 

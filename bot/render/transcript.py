@@ -33,8 +33,9 @@ from jinja2.ext import Extension
 from markupsafe import Markup
 from pydantic import BaseModel
 
-from bot.council.advisory import OUTSIDE_DIFF, Advisory, format_location
+from bot.council.advisory import OUTSIDE_DIFF, Advisory
 from bot.council.ledger import EventKind, LedgerEvent
+from bot.render.blocks import place
 from bot.render.usage import estimated_note
 from bot.safety import strip_invisible
 
@@ -44,7 +45,6 @@ __all__ = [
     "RepoCostView",
     "StatsView",
     "TranscriptRecord",
-    "anchor",
     "stats_html",
     "transcript_html",
 ]
@@ -141,11 +141,6 @@ class StatsView(Protocol):
     def resolutions(self) -> Mapping[str, int]: ...
     @property
     def truncated(self) -> bool: ...
-
-
-def anchor(path: str, start_line: int | None, end_line: int | None = None) -> str:
-    """`path:line`, `path:start-end` or `path` (a file-wide finding)."""
-    return format_location(path, start_line, end_line, line_prefix="")
 
 
 def transcript_html(
@@ -307,7 +302,7 @@ _PAGES.tests.update(
     phase=lambda event: event.kind in _PHASES,
 )
 _PAGES.globals.update(
-    anchor=anchor,
+    place=place,
     seat_name=_seat_name,
     seat_names=_seat_names,
     estimated_note=estimated_note,

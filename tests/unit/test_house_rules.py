@@ -28,7 +28,6 @@ MAX_LINES = 600
 
 OVER_600: dict[str, int] = {
     "bot.config": 712,
-    "bot.render.markdown": 972,
     "bot.review.inline": 792,
 }
 PRIVATE_USES: frozenset[tuple[str, str]] = frozenset()
@@ -49,8 +48,6 @@ PROTOCOL_LITERALS: dict[str, int] = {
     "bot.pr.review": 1,
     "bot.queue.admission": 1,
     "bot.queue.jobs": 1,
-    "bot.render.blocks": 1,
-    "bot.render.debate": 5,
     "bot.review.modelcheck": 2,
     "bot.review.plan": 2,
     "bot.review.setup": 1,

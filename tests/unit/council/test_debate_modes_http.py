@@ -30,7 +30,8 @@ from bot.council.protocols import planned_calls, seat_count
 from bot.council.scoring import ReviewSignals
 from bot.providers import ProviderRegistry
 from bot.render import render_comment
-from bot.render.markdown import SECTION_CAPS, VISIBLE_TARGET, visible_text
+from bot.render.debate import DEBATE_CAP
+from bot.render.markdown import VISIBLE_TARGET, visible_text
 from bot.render.terminal import render_text
 from tests.support.council_answers import CouncilScript
 from tests.support.model_server import FakeModelServer
@@ -394,7 +395,7 @@ async def test_the_debate_comment_stays_within_the_one_screen_limits(
     assert len(visible_text(comment)) <= VISIBLE_TARGET
     debate_sections = [b for s, b in details(comment).items() if s.startswith("Debate")]
     assert len(debate_sections) >= 5
-    assert all(len(body) <= SECTION_CAPS["debate"] for body in debate_sections)
+    assert all(len(body) <= DEBATE_CAP for body in debate_sections)
     # 9 rows answered, 5 kept (the schema's bound): 4 shown, all collapsed.
     assert "Debate: decision guide in full" in comment
     assert "_…and 1 more in the debate report below._" in visible_text(comment)

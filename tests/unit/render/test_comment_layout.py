@@ -12,14 +12,9 @@ import pytest
 from bot.council.advisory import Advisory, MergedFinding, Resolution
 from bot.council.protocols import NAMES, ProtocolName
 from bot.council.schemas import Severity
-from bot.render.markdown import (
-    SECTION_CAPS,
-    VISIBLE_TARGET,
-    CommentOptions,
-    clip,
-    render_comment,
-    visible_text,
-)
+from bot.render.blocks import SECTION_CAPS, clip
+from bot.render.debate import DEBATE_CAP
+from bot.render.markdown import VISIBLE_TARGET, CommentOptions, render_comment, visible_text
 from bot.render.strategies import POINTS_CAP, STRATEGIES_CAP
 from tests.support.long_answers import all_titles, long_advisory_sync, repetition
 
@@ -50,7 +45,7 @@ def cap_of(summary: str) -> int:
     if summary.startswith("Cross-critique points"):
         return POINTS_CAP
     if summary.startswith("Debate: "):  # the debate report's sections (bot.render.debate)
-        return SECTION_CAPS["debate"]
+        return DEBATE_CAP
     assert summary.startswith("Member "), summary
     return SECTION_CAPS["assessment"]
 

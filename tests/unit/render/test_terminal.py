@@ -12,7 +12,8 @@ from bot.council.advisory import (
     UsageSummary,
 )
 from bot.council.schemas import Assessment, Divergence, LensScore, Synthesis, Vote
-from bot.render.terminal import location, render_text, summary_line
+from bot.render.blocks import place
+from bot.render.terminal import render_text, summary_line
 
 PERSONAS = ["Security Reviewer", "Performance Engineer", "API Designer"]
 MODELS = ["anthropic:claude-sonnet-4-5", "openai:gpt-5", "anthropic:claude-sonnet-4-5"]
@@ -161,8 +162,8 @@ def test_no_quorum_shows_why_and_each_seat() -> None:
 
 
 def test_locations_are_what_an_editor_opens() -> None:
-    assert location("a.py", 3, None) == "a.py:3"
-    assert location("a.py", 3, 3) == "a.py:3"
-    assert location("a.py", 3, 9) == "a.py:3-9"
-    assert location("a.py", None, None) == "a.py"
-    assert location(None, None, None) == "-"
+    assert place("a.py", 3, None) == "a.py:3"
+    assert place("a.py", 3, 3) == "a.py:3"
+    assert place("a.py", 3, 9) == "a.py:3-9"
+    assert place("a.py", None, None) == "a.py"
+    assert place(None, None, None) == "-"

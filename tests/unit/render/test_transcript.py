@@ -7,7 +7,8 @@ import re
 from datetime import UTC, date, datetime, timedelta
 
 from bot.council.ledger import EventKind, InMemoryLedger, LedgerEvent
-from bot.render.transcript import anchor, stats_html, transcript_html
+from bot.render.blocks import place
+from bot.render.transcript import stats_html, transcript_html
 from bot.store.deliberations import DeliberationRecord, DeliberationStatus
 from bot.store.history import DayCost, PersonaStats, RepoCost, UsageStats
 from tests.support.council_answers import CouncilScript
@@ -123,6 +124,6 @@ def test_the_stats_page_escapes_names_and_shows_every_figure() -> None:
 
 
 def test_an_anchor_is_path_and_line() -> None:
-    assert anchor("a.py", 3) == "a.py:3"
-    assert anchor("a.py", 3, 5) == "a.py:3-5"
-    assert anchor("a.py", None) == "a.py"
+    assert place("a.py", 3) == "a.py:3"
+    assert place("a.py", 3, 5) == "a.py:3-5"
+    assert place("a.py", None) == "a.py"
