@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bot.config import load_repo_config, render_effective
+from bot.config.load import load_repo_config
+from bot.config.show import render_effective
 from bot.council.debate import (
     DebateRecord,
     build_report,
