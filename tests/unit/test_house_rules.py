@@ -27,7 +27,6 @@ BOT = ROOT / "bot"
 MAX_LINES = 600
 
 OVER_600: dict[str, int] = {
-    "bot.config": 711,
     "bot.council.scoring": 655,
     "bot.render.markdown": 970,
     "bot.review.inline": 791,
@@ -40,13 +39,6 @@ CYCLES: frozenset[frozenset[str]] = frozenset()
 # kind, a debate mode or the app's name that is spelled like a protocol counts too); an
 # entry may only go down, and comes off when it reaches none.
 PROTOCOL_LITERALS: dict[str, int] = {
-    "bot.cli": 1,
-    "bot.cli.agents": 2,
-    "bot.cli.config": 1,
-    "bot.cli.dryrun": 2,
-    "bot.cli.eval": 1,
-    "bot.commands": 6,
-    "bot.config": 8,
     "bot.council.convene": 3,
     "bot.council.debate_report": 1,
     "bot.council.phases.outside": 1,
@@ -56,7 +48,6 @@ PROTOCOL_LITERALS: dict[str, int] = {
     "bot.council.seats": 1,
     "bot.council.strategies": 1,
     "bot.council.strategy_schemas": 1,
-    "bot.evaluate.run": 1,
     "bot.pr.review": 1,
     "bot.queue.admission": 1,
     "bot.queue.jobs": 1,
@@ -65,10 +56,12 @@ PROTOCOL_LITERALS: dict[str, int] = {
     "bot.review.modelcheck": 2,
     "bot.review.plan": 2,
     "bot.review.setup": 1,
-    "bot.settings": 1,
-    "bot.web.routing": 1,
 }
 PROTOCOL_PACKAGE = "bot.council.protocols"
+# The one stated exception: the product's command, `council` (`council review`, `/council`,
+# its Redis keys' prefix), is spelled like the `council` protocol but is another name. It
+# is written once, `COMMAND` in bot/__init__.py, and every other module imports it.
+COMMAND_MODULE = "bot"
 
 
 def _name(path: Path) -> str:
@@ -234,6 +227,7 @@ def test_no_protocol_name_outside_the_protocols_package() -> None:
     from bot.council.protocols import NAMES
 
     found = protocol_literals(frozenset(NAMES))
+    assert found.pop(COMMAND_MODULE, 0) == 1, "bot/__init__.py writes only `COMMAND`"
     new = sorted((m, n) for m, n in found.items() if n > PROTOCOL_LITERALS.get(m, 0))
     assert not new, f"protocol names written outside {PROTOCOL_PACKAGE} (module, count): {new}"
     fewer = sorted(
