@@ -2,6 +2,11 @@
 
 from typing import Any
 
+# The product's command: `council` on the command line, `/council` in a comment, the
+# prefix of its Redis keys. Spelled like the `council` protocol, it is a different name,
+# written here once (tests/unit/test_house_rules.py excepts this one literal).
+COMMAND = "council"
+
 
 def __getattr__(name: str) -> Any:
     # The version is the installed distribution's (pyproject.toml), read when first asked

@@ -32,18 +32,13 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from bot.council.protocols import DEBATE_MODES as _MODE_RULES
-from bot.council.protocols import NAMES
+from bot.council.protocols import DEBATE_MODES, DebateMode, names
+from bot.council.protocols.roles import DEBATING, SEATING
 
+# The protocols and the debate modes are read from the protocol table, which is pure: the
+# webhook receiver, the one user of this module on the hot path, does not pay for the
+# engine and its model SDKs.
 CommandKind = Literal["convene", "help", "cancel"]
-DebateMode = Literal["quick", "standard", "full"]
-DEBATE_MODES: tuple[DebateMode, ...] = ("quick", "standard", "full")
-if set(DEBATE_MODES) != set(_MODE_RULES):  # pragma: no cover - caught on import
-    raise AssertionError("the command grammar must know exactly the protocol table's modes")
-
-# From the protocol table, which is pure: the webhook receiver, the one user of this module
-# on the hot path, does not pay for the engine and its model SDKs.
-PROTOCOL_NAMES: tuple[str, ...] = NAMES
 
 _COMMAND = re.compile(r" {0,3}/council(?:[ \t]+(?P<rest>.*?))?[ \t]*", re.IGNORECASE)
 _FENCE_OPEN = re.compile(r" {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)")
@@ -69,19 +64,23 @@ def _either(names: tuple[str, ...]) -> str:
     return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
 
-_MODE_FLAGS_TEXT = _either(tuple(f"--{mode}" for mode in DEBATE_MODES))
-_MODE_WORDS = "; ".join(f"`{mode}` {_MODE_RULES[mode].summary}" for mode in DEBATE_MODES)
+def grammar_help() -> str:
+    """The commands, with the protocols and debate modes of the table as it is now."""
+    flags = _either(tuple(f"--{mode}" for mode in DEBATE_MODES))
+    modes = "; ".join(f"`{mode}` {rule.summary}" for mode, rule in DEBATE_MODES.items())
+    return _GRAMMAR.format(protocols=_either(names()), flags=flags, modes=modes)
 
-GRAMMAR_HELP = f"""\
+
+_GRAMMAR = f"""\
 **Council commands** (in a comment on a pull request, on a line of their own):
 
 | command | what it does |
 | --- | --- |
 | `/council` | convene the council with the repository's configured protocol |
 | `/council <question>` | convene and ask the council this question |
-| `/council <protocol> [question]` | convene with {_either(PROTOCOL_NAMES)} |
-| `/council debate --full [question]` | a debate in a mode ({_MODE_FLAGS_TEXT}): {_MODE_WORDS} |
-| `/council board +persona -persona [question]` | adjust the board for this run: seat \
+| `/council <protocol> [question]` | convene with {{protocols}} |
+| `/council {DEBATING} --full [question]` | a debate in a mode ({{flags}}): {{modes}} |
+| `/council {SEATING} +persona -persona [question]` | adjust the board for this run: seat \
 `+` personas, keep `-` personas off |
 | `/council --inline [...]` | also post the findings as review comments on their lines, \
 for this run (anywhere after `/council`) |
@@ -91,8 +90,10 @@ for this run (anywhere after `/council`) |
 The command must start the line (up to three spaces before it are fine); lines in code \
 blocks, in quotes (`> /council`) and in HTML comments are not commands. The first command \
 in a comment wins. Only people with write or admin access to the repository can convene \
-the council. Example: `/council debate should this cache live in Redis?`
+the council. Example: `/council {DEBATING} should this cache live in Redis?`
 """
+# With the built-in protocols (`/council help` builds it again: `grammar_help`).
+GRAMMAR_HELP = grammar_help()
 
 
 def parse_command(body: str) -> Command | None:
@@ -118,11 +119,11 @@ def _command_from(rest: str) -> Command:
     first = words[0].lower()
     if first in ("help", "cancel"):
         return Command(kind="help" if first == "help" else "cancel")
-    if first in PROTOCOL_NAMES:
+    if first in names():
         tail = words[1].strip() if len(words) > 1 else ""
-        if first == "debate":
+        if first == DEBATING:
             return _debate(tail)
-        if first == "board":
+        if first == SEATING:
             return _board(tail)
         return Command(kind="convene", protocol=first, question=tail or None)
     return Command(kind="convene", question=rest.strip())
@@ -133,13 +134,13 @@ def _debate(tail: str) -> Command:
     the question, as any text is."""
     words = tail.split(maxsplit=1)
     mode: DebateMode | None = None
-    if words and words[0].lower() in tuple(f"--{m}" for m in DEBATE_MODES):
+    if words and words[0].lower() in _MODE_FLAGS:
         mode = _MODE_FLAGS[words[0].lower()]
         tail = words[1].strip() if len(words) > 1 else ""
-    return Command(kind="convene", protocol="debate", question=tail or None, mode=mode)
+    return Command(kind="convene", protocol=DEBATING, question=tail or None, mode=mode)
 
 
-_MODE_FLAGS: dict[str, DebateMode] = {f"--{m}": m for m in DEBATE_MODES}
+_MODE_FLAGS: dict[str, DebateMode] = {f"--{m}": rule.name for m, rule in DEBATE_MODES.items()}
 
 
 def _board(tail: str) -> Command:
@@ -162,7 +163,7 @@ def _board(tail: str) -> Command:
     question = " ".join(words[taken:]) if taken else tail
     return Command(
         kind="convene",
-        protocol="board",
+        protocol=SEATING,
         question=question or None,
         board_add=tuple(p for p in add if p not in remove),
         board_remove=tuple(remove),

@@ -16,6 +16,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from bot import COMMAND
 from bot.capabilities import ModelCapabilities
 
 StructuredSetting = Literal["auto", "json_schema", "json_object", "tools", "text", "format"]
@@ -233,7 +234,7 @@ class Settings(BaseSettings):
     )
     queue_name: str = Field(default="arq:council", description="The arq queue.")
     key_prefix: str = Field(
-        default="council",
+        default=COMMAND,
         description="Prefix of our Redis keys (installation tokens, pacing, provider slots); "
         "deployments sharing one Redis use distinct prefixes.",
     )

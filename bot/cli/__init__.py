@@ -15,13 +15,14 @@ from typing import Annotated
 
 import typer
 
+from bot import COMMAND
 from bot.cli import action, agents, app_commands, config, context, history, models, review
 from bot.cli import eval as evaluation
 
 DISTRIBUTION = "pr-council"
 
 app = typer.Typer(
-    name="council",
+    name=COMMAND,
     help="PR Council: a council of AI reviewers for pull requests.",
     no_args_is_help=True,
     add_completion=False,
@@ -30,7 +31,7 @@ app = typer.Typer(
 )
 app.add_typer(models.app, name="models")
 app.add_typer(config.app, name="config")
-app.command("review")(review.review)
+app.command("review", cls=review.ReviewCommand)(review.review)
 app.command("eval")(evaluation.evaluate)
 app.command("agents")(agents.agents)
 app.command("context")(context.context)

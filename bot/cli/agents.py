@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bot.cli.usage import fail, settings_or_fail
+from bot.council.protocols.roles import SEATING
 
 if TYPE_CHECKING:
     from bot.review import Catalog
@@ -81,7 +82,7 @@ def agents(
             for s in scored
         ]
         found = {"signals": signals.model_dump(mode="json"), "scores": scores}
-        typer.echo(json.dumps({**found, "board": ids, "notes": notes}, indent=2))
+        typer.echo(json.dumps(dict(found, board=ids, notes=notes), indent=2))
         return
     console.print(
         f"Signals: languages {', '.join(signals.languages) or '-'}; areas "
@@ -118,7 +119,7 @@ async def _board(
             setup = replace(setup, catalog=catalog)
         for issue in setup.catalog.issues:
             err.print(f"warning: {issue}", highlight=False)
-        options = ReviewOptions(protocol="board", size=size)
+        options = ReviewOptions(protocol=SEATING, size=size)
         prepared = await prepare_review(LocalSource(change), setup, settings, options, available=[])
         plan = await plan_review(prepared, settings)
     except (ConveneError, DiffError, ReviewError) as error:

@@ -36,14 +36,16 @@ def emit(plan: ReviewPlan, output: str, *, show_prompts: bool, to_run: str = RUN
 
 def dry_run_json(plan: ReviewPlan, *, show_prompts: bool = True) -> dict[str, Any]:
     prepared = plan.prepared
-    found: dict[str, Any] = {
-        "protocol": prepared.protocol,
-        "dry_run": True,
-        "compared": prepared.compared,
-        "configuration": prepared.setup.describe(),
-        "config_problems": prepared.setup.problems(),
-        "models": prepared.models,
-        "seats": [
+    # Keyword arguments: the keys of the JSON are those of the plan (`board`: the repo's
+    # board settings; `debate`: the debate's plan, when the protocol debates).
+    found: dict[str, Any] = dict(
+        protocol=prepared.protocol,
+        dry_run=True,
+        compared=prepared.compared,
+        configuration=prepared.setup.describe(),
+        config_problems=prepared.setup.problems(),
+        models=prepared.models,
+        seats=[
             {
                 "persona": s.persona_id,
                 "name": s.name,
@@ -57,34 +59,36 @@ def dry_run_json(plan: ReviewPlan, *, show_prompts: bool = True) -> dict[str, An
             }
             for s in plan.seats
         ],
-        "notes": plan.notes,
-        "context": {
+        notes=plan.notes,
+        context={
             "tokens": prepared.context_tokens,
             "budget": prepared.budget,
             "included": prepared.included,
             "omitted": prepared.omitted,
             "text": prepared.context_text,
         },
-        "board": prepared.board.model_dump(),
-        "estimate": {
+        board=prepared.board.model_dump(),
+        estimate={
             "calls": len(plan.calls),
             "cost_usd": plan.estimate_cost_usd,
             "unpriced_models": plan.unpriced,
             "queues": plan.queues,
             "planned": [{"phase": c.phase, "seat": c.seat, "model": c.model} for c in plan.calls],
         },
-    }
+    )
     if plan.debate is not None:
-        found["debate"] = {
-            "mode": plan.debate.mode,
-            "max_cycles": plan.debate.rule.max_cycles,
-            "judge_model": plan.debate.judge_model,
-            "outside_model": plan.debate.outside_model,
-            "committee": [
-                {"panelist": r.panelist, "lens": r.lens, "stance": r.stance, "model": r.model}
-                for r in plan.debate.committee
-            ],
-        }
+        found.update(
+            debate={
+                "mode": plan.debate.mode,
+                "max_cycles": plan.debate.rule.max_cycles,
+                "judge_model": plan.debate.judge_model,
+                "outside_model": plan.debate.outside_model,
+                "committee": [
+                    {"panelist": r.panelist, "lens": r.lens, "stance": r.stance, "model": r.model}
+                    for r in plan.debate.committee
+                ],
+            }
+        )
     if show_prompts:
         found["prompts"] = prompt_preview(plan)
     return found

@@ -20,6 +20,7 @@ import typer
 from rich.console import Console
 
 from bot.cli.usage import fail as _fail
+from bot.council.protocols.roles import DEFAULT
 
 if TYPE_CHECKING:
     from bot.evaluate.dataset import Sample
@@ -48,7 +49,7 @@ def evaluate(
     ] = Path("council-eval"),
     protocol: Annotated[
         str, typer.Option("--protocol", help="Comma-separated protocols to evaluate.")
-    ] = "board",
+    ] = DEFAULT,
     models: Annotated[
         str | None,
         typer.Option(

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.console import Console
+from typer.core import TyperCommand, TyperOption
 
 from bot.cli.exits import EXIT_INTERRUPTED, EXIT_NO_QUORUM
 from bot.cli.usage import fail as _fail
 from bot.cli.usage import settings_or_fail as _settings
-from bot.council.protocols import DEBATE_MODES, NAMES
+from bot.council.protocols import DEBATE_MODES, names
 
 if TYPE_CHECKING:
     from bot.review import Advisory, ProgressEvent
@@ -30,6 +31,24 @@ if TYPE_CHECKING:
     from bot.review.setup import RepoSetup
     from bot.review.sources import Source
     from bot.settings import Settings
+
+
+def protocol_help() -> str:
+    """`--protocol`'s help: the protocols of the table."""
+    listed = names()
+    return f"{', '.join(listed[:-1])} or {listed[-1]} (default: the repository's `protocol`)."
+
+
+class ReviewCommand(TyperCommand):
+    """`council review`, whose `--protocol` help names the protocols registered when the
+    help is shown (a protocol registered after this module was loaded too)."""
+
+    def format_help(self, *args: Any, **kwargs: Any) -> None:
+        for param in self.params:
+            if isinstance(param, TyperOption) and param.name == "protocol":
+                param.help = protocol_help()
+        super().format_help(*args, **kwargs)
+
 
 NO_PROVIDER = (
     "No model provider is available, so this is a dry run. To convene the council set "
@@ -64,7 +83,7 @@ def review(
         str | None,
         typer.Option(
             "--protocol",
-            help=f"{', '.join(NAMES[:-1])} or {NAMES[-1]} (default: the repository's `protocol`).",
+            help=protocol_help(),
         ),
     ] = None,
     question: Annotated[
@@ -340,8 +359,6 @@ def _stdout_is_terminal() -> bool:
 
 
 def _mode(err: Console, mode: str | None) -> str | None:
-    from bot.commands import DEBATE_MODES
-
     if mode is None:
         return None
     if mode.lower() not in DEBATE_MODES:

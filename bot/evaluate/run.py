@@ -30,6 +30,7 @@ from bot.council.budget import InMemoryBudget
 from bot.council.engine import Engine
 from bot.council.findings import merge_findings
 from bot.council.ledger import InMemoryLedger
+from bot.council.protocols.roles import SINGLE_SEAT
 from bot.council.schemas import Assessment, Finding
 from bot.council.seats import neutral_seat
 from bot.evaluate.dataset import Sample, git, resolve, three_dot_diff
@@ -172,7 +173,7 @@ def one_seat_call(prepared: PreparedReview, model: str, label: str) -> ModelCall
     seat = neutral_seat(1, model).model_copy(update={"label": "Member A"})
     return ModelCall(
         system=prompts.system_blocks(
-            "council", prepared.context_text, language=prepared.setup.config.language
+            SINGLE_SEAT, prepared.context_text, language=prepared.setup.config.language
         ),
         messages=prompts.messages(
             "", prompts.seat_brief(seat), prompts.assess_task(prepared.topic, questions=False)

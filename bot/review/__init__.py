@@ -32,10 +32,10 @@ _EXPORTS: dict[str, str] = {
     "ConfigIssue": "bot.config",
     "ConfigResult": "bot.config",
     "EffectiveConfig": "bot.config",
-    "allowed_repo_models": "bot.config",
-    "effective_yaml": "bot.config",
-    "load_repo_config": "bot.config",
-    "render_effective": "bot.config",
+    "allowed_repo_models": "bot.config.operator",
+    "effective_yaml": "bot.config.show",
+    "load_repo_config": "bot.config.load",
+    "render_effective": "bot.config.show",
     # the context
     "BuiltContext": "bot.context",
     "DEFAULT_BUDGET": "bot.context",
@@ -67,16 +67,16 @@ if TYPE_CHECKING:  # the same names, for type checkers (`X as X`: re-exported)
     from bot.config import (
         EffectiveConfig as EffectiveConfig,
     )
-    from bot.config import (
-        allowed_repo_models as allowed_repo_models,
-    )
-    from bot.config import (
-        effective_yaml as effective_yaml,
-    )
-    from bot.config import (
+    from bot.config.load import (
         load_repo_config as load_repo_config,
     )
-    from bot.config import (
+    from bot.config.operator import (
+        allowed_repo_models as allowed_repo_models,
+    )
+    from bot.config.show import (
+        effective_yaml as effective_yaml,
+    )
+    from bot.config.show import (
         render_effective as render_effective,
     )
     from bot.context import (

@@ -44,7 +44,7 @@ async def read_repo_config(
     """`.github/council.yml` from the default branch, validated without personas (what
     admission needs before it pays a read per persona file). Read from the branch's tree
     (which the personas and guidance use again) and `cache`."""
-    from bot.config import load_repo_config
+    from bot.config.load import load_repo_config
     from bot.github.snapshot import MemoryBlobCache, read_config
 
     text = await read_config(client, pull.default_branch, cache or MemoryBlobCache())

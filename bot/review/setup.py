@@ -12,7 +12,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.config import AGENTS_DIR, CONFIG_PATH, ConfigResult, EffectiveConfig, load_repo_config
+from bot.config import AGENTS_DIR, CONFIG_PATH, ConfigResult, EffectiveConfig
+from bot.config.load import load_repo_config
 from bot.council.personas import Catalog, load_catalog, load_persona_texts
 from bot.settings import Settings
 

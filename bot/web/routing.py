@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from bot.commands import parse_command
 from bot.context.prose import clean_untrusted
+from bot.council.protocols.roles import DEBATING
 from bot.queue.jobs import JobRequest, Trigger
 from bot.render.checks import BUTTON_DEBATE, BUTTON_RECONVENE, CHECK_RUN_NAME
 from bot.web.payloads import (
@@ -33,7 +34,7 @@ from bot.web.payloads import (
 )
 
 # The protocol each check-run button asks for (None: the one the run had).
-BUTTON_PROTOCOLS: dict[str, str | None] = {BUTTON_RECONVENE: None, BUTTON_DEBATE: "debate"}
+BUTTON_PROTOCOLS: dict[str, str | None] = {BUTTON_RECONVENE: None, BUTTON_DEBATE: DEBATING}
 PUSH_ACTIONS = frozenset({"synchronize", "ready_for_review", "reopened"})
 _Model = TypeVar("_Model", bound=BaseModel)
 _COMMAND_TRIGGERS: dict[str, Trigger] = {"convene": "command", "help": "help", "cancel": "cancel"}

@@ -10,6 +10,7 @@ itself (`bot/settings.py` -> `settings`). An import between two units must be al
 - Leaves (`LEAVES`): pure modules, no I/O, importing nothing of ours but other leaves and
   nothing from outside the standard library but pydantic (for data models). Any module may
   import a leaf:
+  - `bot/__init__.py`: the product's command name and its version (stdlib only);
   - `bot/safety/` (the package and every module in it): making untrusted text safe to
     publish (stdlib only);
   - `bot/tokens.py`: the one token estimator (stdlib only; the table lists it for context
@@ -76,6 +77,7 @@ def package_table(text: str) -> dict[str, frozenset[str]]:
 MAY_IMPORT: dict[str, frozenset[str]] = package_table(DOCUMENT.read_text(encoding="utf-8"))
 LEAVES = frozenset(
     {
+        "bot",
         "bot.safety",
         "bot.tokens",
         "bot.commands",

@@ -27,7 +27,6 @@ BOT = ROOT / "bot"
 MAX_LINES = 600
 
 OVER_600: dict[str, int] = {
-    "bot.config": 712,
     "bot.review.inline": 792,
 }
 PRIVATE_USES: frozenset[tuple[str, str]] = frozenset()
@@ -37,24 +36,18 @@ CYCLES: frozenset[frozenset[str]] = frozenset()
 # kind, a debate mode or the app's name that is spelled like a protocol counts too); an
 # entry may only go down, and comes off when it reaches none.
 PROTOCOL_LITERALS: dict[str, int] = {
-    "bot.cli": 1,
-    "bot.cli.agents": 2,
-    "bot.cli.config": 1,
-    "bot.cli.dryrun": 2,
-    "bot.cli.eval": 1,
-    "bot.commands": 6,
-    "bot.config": 8,
-    "bot.evaluate.run": 1,
     "bot.pr.review": 1,
     "bot.queue.admission": 1,
     "bot.queue.jobs": 1,
     "bot.review.modelcheck": 2,
     "bot.review.plan": 2,
     "bot.review.setup": 1,
-    "bot.settings": 1,
-    "bot.web.routing": 1,
 }
 PROTOCOL_PACKAGE = "bot.council.protocols"
+# The one stated exception: the product's command, `council` (`council review`, `/council`,
+# its Redis keys' prefix), is spelled like the `council` protocol but is another name. It
+# is written once, `COMMAND` in bot/__init__.py, and every other module imports it.
+COMMAND_MODULE = "bot"
 
 
 def _name(path: Path) -> str:
@@ -220,6 +213,7 @@ def test_no_protocol_name_outside_the_protocols_package() -> None:
     from bot.council.protocols import NAMES
 
     found = protocol_literals(frozenset(NAMES))
+    assert found.pop(COMMAND_MODULE, 0) == 1, "bot/__init__.py writes only `COMMAND`"
     new = sorted((m, n) for m, n in found.items() if n > PROTOCOL_LITERALS.get(m, 0))
     assert not new, f"protocol names written outside {PROTOCOL_PACKAGE} (module, count): {new}"
     fewer = sorted(

@@ -28,11 +28,10 @@ from bot.config import (
     ConfigResult,
     EffectiveConfig,
     RepoConfig,
-    allowed_repo_models,
-    effective_yaml,
-    load_repo_config,
-    render_effective,
 )
+from bot.config.load import load_repo_config
+from bot.config.operator import allowed_repo_models
+from bot.config.show import effective_yaml, render_effective
 from bot.council.board import BoardConfig, PinnedSeat
 from bot.render.markdown import comment_options
 from bot.settings import EndpointConfig, Settings

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bot.config import load_repo_config, render_effective
+from bot.config.load import load_repo_config
+from bot.config.show import render_effective
 from bot.council.protocols import DEBATE_MODES, debate_mode, phases_text, planned_calls
 from bot.council.protocols.debate.panel import normalize_lens, outside_model, panel_problems
 from bot.council.protocols.debate.record import DebateRecord, build_report, cites_evidence

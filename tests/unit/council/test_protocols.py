@@ -14,8 +14,9 @@ from typing import get_args
 import pytest
 from pydantic import ValidationError
 
-from bot.commands import GRAMMAR_HELP, PROTOCOL_NAMES, parse_command
-from bot.config import load_repo_config, render_effective
+from bot.commands import GRAMMAR_HELP, parse_command
+from bot.config.load import load_repo_config
+from bot.config.show import render_effective
 from bot.council import prompts
 from bot.council.protocols import (
     DEBATE_MODES,
@@ -30,6 +31,7 @@ from bot.council.protocols import (
     ProtocolName,
     Seats,
     discussion_rounds,
+    names,
     phases_text,
     planned_calls,
     protocol,
@@ -324,7 +326,7 @@ def test_discussion_rounds_per_protocol() -> None:
 
 
 def test_the_command_grammar_accepts_exactly_the_tables_protocols() -> None:
-    assert PROTOCOL_NAMES == NAMES
+    assert names() == NAMES
     for name in NAMES:
         command = parse_command(f"/council {name.upper()} is this safe?")
         assert command is not None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from bot.config import load_repo_config
+from bot.config.load import load_repo_config
 from bot.council.advisory import Advisory, Resolution
 from bot.council.resolution import ResolutionResult, resolve_assessments, resolve_votes
 from bot.council.schemas import Vote

@@ -174,7 +174,7 @@ def test_dockerignore_keeps_what_the_build_needs_and_drops_the_rest() -> None:
 
     for needed in ("pyproject.toml", "constraints.txt", "README.md", "agents/docs-reviewer.md"):
         assert not ignored(needed), needed
-    assert not ignored("bot/config.py")
+    assert not ignored("bot/config/__init__.py")
     for dropped in (
         ".git/config",
         ".venv/bin/python",
