@@ -29,6 +29,9 @@ from githubkit_schemas.latest.models import CheckRun, IssueComment
 from bot.action.event import ActionEnv, Note, decide
 from bot.action.publish import post_advisory_comment
 from bot.action.transcript import write_transcript
+from bot.council.advisory import Advisory, Resolution
+from bot.council.convene import ConveneError
+from bot.council.personas import load_catalog
 from bot.forge import PostedComment, PullInfo
 from bot.github.client import RepoClient
 from bot.github.errors import GitHubError, github_errors
@@ -41,16 +44,9 @@ from bot.pr.failures import explain_failure
 from bot.pr.notes import help_text
 from bot.pr.review import available_models, open_record, review_options, without_verdict
 from bot.pr.status import StatusRun
+from bot.providers import ProviderError, ProviderRegistry
 from bot.queue.jobs import JobRequest
 from bot.render.checks import CHECK_RUN_NAME
-from bot.review import (
-    Advisory,
-    ConveneError,
-    ProviderError,
-    ProviderRegistry,
-    Resolution,
-    load_catalog,
-)
 from bot.review.assemble import PreparedReview, ReviewError, prepare_review
 from bot.review.inline import DiffLines, publish_inline
 from bot.review.inputs import review_topic

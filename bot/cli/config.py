@@ -11,7 +11,7 @@ import typer
 from bot.cli.exits import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
 
 if TYPE_CHECKING:
-    from bot.review import ConfigIssue
+    from bot.config import ConfigIssue
     from bot.settings import Settings
 
 app = typer.Typer(help="Check a repository's council configuration.", no_args_is_help=True)
@@ -32,7 +32,7 @@ def check(
     Exit 0 when the file is valid, 1 with problems (their defaults are shown), 2 when the
     file cannot be read or the settings are invalid."""
     # Imported here, not at the top: `council --help` loads this module too.
-    from bot.review import CONFIG_PATH, allowed_repo_models, effective_yaml, load_repo_config
+    from bot.config import CONFIG_PATH, allowed_repo_models, effective_yaml, load_repo_config
 
     file = file if file is not None else Path(CONFIG_PATH)
     text = _read(file)
@@ -49,7 +49,7 @@ def check(
 def _personas(file: Path) -> list[str]:
     """The packaged catalog and the repo's own personas: `.github/council/agents/` beside
     `.github/council.yml`, as the App reads them."""
-    from bot.review import load_catalog
+    from bot.council.personas import load_catalog
 
     agents = file.parent / "council" / "agents"
     return load_catalog([agents] if agents.is_dir() else []).ids()

@@ -24,7 +24,7 @@ from bot.cli.usage import fail as _fail
 if TYPE_CHECKING:
     from bot.evaluate.dataset import Sample
     from bot.evaluate.session import Journal, Plan
-    from bot.review import ProviderRegistry
+    from bot.providers import ProviderRegistry
     from bot.review.setup import RepoSetup
     from bot.settings import Settings
 
@@ -180,7 +180,7 @@ async def _evaluate(
     err: Console,
 ) -> int:
     from bot.evaluate.session import Journal
-    from bot.review import ProviderRegistry
+    from bot.providers import ProviderRegistry
 
     registry = ProviderRegistry(settings)
     try:

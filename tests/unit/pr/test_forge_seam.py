@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from bot.council.advisory import Resolution
 from bot.forge import (
     Capabilities,
     Forge,
@@ -24,7 +25,6 @@ from bot.pr.review import without_verdict
 from bot.pr.status import StatusRun, settle
 from bot.render.checks import CheckRunAction, CheckRunOutput
 from bot.render.conclusion import Conclusion
-from bot.review import Resolution
 
 BARE = Capabilities(
     annotations=False, buttons=False, neutral=False, reactions=False, resolve_threads=False
