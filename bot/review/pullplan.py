@@ -34,13 +34,13 @@ if TYPE_CHECKING:
     from bot.github.fetch import PullDiff, PullInfo
     from bot.store.findings import PrFinding
 
-__all__ = ["ReviewPlan", "large_diff", "plan_review"]
+__all__ = ["PullPlan", "large_diff", "plan_pull"]
 
 PUSH_MORE = "push a commit that changes the pull request's own lines, or comment /council"
 
 
 @dataclass
-class ReviewPlan:
+class PullPlan:
     text: str  # the diff the council reads
     tracking: FindingTracking
     scope: ReviewScope | None = None
@@ -63,20 +63,20 @@ def large_diff(diff: PullDiff) -> LargeDiff | None:
     )
 
 
-async def plan_review(
+async def plan_pull(
     client: RepoClient,
     pull: PullInfo,
     diff: PullDiff,
     since: str | None,
     open_findings: Sequence[PrFinding],
-) -> ReviewPlan:
+) -> PullPlan:
     """The whole diff, unless `since` (the last advisory's head) is still an ancestor of
     the head: then only the new commits' hunks that are in the PR's diff. `NothingToReview`
     when the new commits add nothing of the PR's own (a merge of the base branch)."""
     from bot.github.files_diff import compare
 
     large = large_diff(diff)
-    full = ReviewPlan(
+    full = PullPlan(
         diff.text,
         FindingTracking(added=added_lines(diff.text)),
         ReviewScope(large_diff=large) if large is not None else None,
@@ -116,4 +116,4 @@ async def plan_review(
     scope = ReviewScope(
         large_diff=large, rereview=Rereview(since=since, commits=comparison.ahead_by)
     )
-    return ReviewPlan(text, tracking, scope, comparison.commit_messages, extra)
+    return PullPlan(text, tracking, scope, comparison.commit_messages, extra)

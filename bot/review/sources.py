@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # githubkit is heavy; a local review never needs it
     from bot.github.client import RepoClient
     from bot.github.fetch import PullDiff, PullInfo
     from bot.github.snapshot import BlobCache
-    from bot.review.pullplan import ReviewPlan
+    from bot.review.pullplan import PullPlan
     from bot.review.rereview import FindingTracking
     from bot.store.findings import PrFinding
 
@@ -196,8 +196,8 @@ class PullSource:
             built, notes, scope=plan.scope, tracking=tracking, extra=plan.extra, pr_diff=diff.text
         )
 
-    async def _plan(self, diff: PullDiff) -> ReviewPlan:
+    async def _plan(self, diff: PullDiff) -> PullPlan:
         """The diff to review: the PR's, or for a re-review the new commits' hunks in it."""
-        from bot.review.pullplan import plan_review
+        from bot.review.pullplan import plan_pull
 
-        return await plan_review(self.client, self.pull, diff, self.since, self.open_findings)
+        return await plan_pull(self.client, self.pull, diff, self.since, self.open_findings)

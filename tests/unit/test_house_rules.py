@@ -62,9 +62,6 @@ PROTOCOL_LITERALS: dict[str, int] = {
     "bot.queue.jobs": 1,
     "bot.render.blocks": 1,
     "bot.render.debate": 5,
-    "bot.review.modelcheck": 2,
-    "bot.review.plan": 2,
-    "bot.review.setup": 1,
     "bot.settings": 1,
     "bot.web.routing": 1,
 }
