@@ -33,11 +33,11 @@ from bot.council.advisory import Advisory, Resolution
 from bot.council.convene import ConveneError
 from bot.council.personas import load_catalog
 from bot.forge import PostedComment, PullInfo
+from bot.forge.cache import MemoryBlobCache
 from bot.github.client import RepoClient
 from bot.github.errors import GitHubError, github_errors
 from bot.github.forge import WORKFLOW, GitHubForge
 from bot.github.publish import CheckRunPublisher
-from bot.github.snapshot import MemoryBlobCache
 from bot.pr.admission import DENIED, Admitted, Skip, admit_automatic
 from bot.pr.comment import COMMENT_WAIT_S
 from bot.pr.failures import explain_failure
@@ -305,7 +305,7 @@ class _Review:
         options = review_options(request, protocol, topic)
         available = await available_models(setup, registry, NO_MODEL)
         source = PullSource(
-            self.forge.client,
+            self.forge,
             pull,
             cache=self.cache,
             archive_max_bytes=self.settings.archive_max_bytes,

@@ -300,7 +300,7 @@ class DeliberationJob:
             enabled=setup.config.incremental_reviews,
         )
         source = PullSource(
-            ctx.client,
+            ctx.forge,
             admitted.pull,
             cache=ctx.blob_cache(),
             archive_max_bytes=ctx.settings.archive_max_bytes,

@@ -274,8 +274,6 @@ GITHUB_KNOWN = frozenset(
         "bot.queue.readers",
         "bot.queue.reconcile",
         "bot.review.inline",
-        "bot.review.pullplan",
-        "bot.review.sources",
     }
 )
 
@@ -345,7 +343,6 @@ LONG_FUNCTIONS: dict[str, int] = {
     "bot.review.inline._post": 76,
     "bot.review.inline.publish_inline": 110,
     "bot.review.run.review_and_record": 64,
-    "bot.review.sources.PullSource.gather": 68,
 }
 
 
