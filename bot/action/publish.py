@@ -10,11 +10,11 @@ to post a refused comment later either: the check run completes with the verdict
 
 from __future__ import annotations
 
+from bot.council.advisory import Advisory
 from bot.forge import Forge, PostedComment
 from bot.pr.comment import post_sticky
 from bot.render import render_comment
 from bot.render.markdown import comment_options
-from bot.review import Advisory
 from bot.review.setup import RepoSetup
 
 __all__ = ["post_advisory_comment"]

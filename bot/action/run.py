@@ -29,28 +29,24 @@ from githubkit_schemas.latest.models import CheckRun, IssueComment
 from bot.action.event import ActionEnv, Note, decide
 from bot.action.publish import post_advisory_comment
 from bot.action.transcript import write_transcript
+from bot.council.advisory import Advisory, Resolution
+from bot.council.convene import ConveneError
+from bot.council.personas import load_catalog
 from bot.forge import PostedComment, PullInfo
+from bot.forge.cache import MemoryBlobCache
 from bot.github.client import RepoClient
 from bot.github.errors import GitHubError, github_errors
 from bot.github.forge import WORKFLOW, GitHubForge
 from bot.github.publish import CheckRunPublisher
-from bot.github.snapshot import MemoryBlobCache
 from bot.pr.admission import DENIED, Admitted, Skip, admit_automatic
 from bot.pr.comment import COMMENT_WAIT_S
 from bot.pr.failures import explain_failure
 from bot.pr.notes import help_text
 from bot.pr.review import available_models, open_record, review_options, without_verdict
 from bot.pr.status import StatusRun
+from bot.providers import ProviderError, ProviderRegistry
 from bot.queue.jobs import JobRequest
 from bot.render.checks import CHECK_RUN_NAME
-from bot.review import (
-    Advisory,
-    ConveneError,
-    ProviderError,
-    ProviderRegistry,
-    Resolution,
-    load_catalog,
-)
 from bot.review.assemble import PreparedReview, ReviewError, prepare_review
 from bot.review.inline import DiffLines, publish_inline
 from bot.review.inputs import review_topic
@@ -309,7 +305,7 @@ class _Review:
         options = review_options(request, protocol, topic)
         available = await available_models(setup, registry, NO_MODEL)
         source = PullSource(
-            self.forge.client,
+            self.forge,
             pull,
             cache=self.cache,
             archive_max_bytes=self.settings.archive_max_bytes,

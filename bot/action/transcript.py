@@ -14,8 +14,8 @@ from pathlib import Path
 
 import structlog
 
+from bot.council.advisory import Advisory
 from bot.render.transcript import transcript_html
-from bot.review import Advisory
 from bot.store.db import Database
 from bot.store.history import load_transcript
 

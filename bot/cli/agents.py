@@ -15,7 +15,7 @@ from bot.cli.usage import fail, settings_or_fail
 from bot.council.protocols.roles import SEATING
 
 if TYPE_CHECKING:
-    from bot.review import Catalog
+    from bot.council.personas import Catalog
     from bot.review.assemble import PreparedReview
 
 
@@ -52,7 +52,8 @@ def agents(
     words are what the change carries - a diff file has none, `--base` reads the commit
     subjects."""
     # Imported here, not at the top: `council --help` loads this module too.
-    from bot.review import explain, load_catalog, score_catalog
+    from bot.council.personas import load_catalog
+    from bot.council.scoring import explain, score_catalog
 
     console = Console()
     err = Console(stderr=True)
@@ -103,7 +104,8 @@ async def _board(
     board` does: the prepared review, the seated ids and the board's notes."""
     from dataclasses import replace
 
-    from bot.review import ConveneError, load_catalog
+    from bot.council.convene import ConveneError
+    from bot.council.personas import load_catalog
     from bot.review.assemble import ReviewError, ReviewOptions, prepare_review
     from bot.review.local import DiffError, read_branch, read_diff_file, work_tree_root
     from bot.review.plan import plan_review

@@ -53,7 +53,7 @@ def _personas(file: Path) -> list[str]:
     """The packaged catalog and the repo's own personas: `.github/council/agents/` beside
     `.github/council.yml`, as the App reads them."""
     from bot.config import AGENTS_DIR, CONFIG_PATH
-    from bot.review import load_catalog
+    from bot.council.personas import load_catalog
 
     agents = file.parent / Path(AGENTS_DIR).relative_to(Path(CONFIG_PATH).parent)
     return load_catalog([agents] if agents.is_dir() else []).ids()

@@ -13,7 +13,7 @@ from rich.table import Table
 from bot.cli.exits import EXIT_USAGE
 
 if TYPE_CHECKING:
-    from bot.review import BuiltContext
+    from bot.context import BuiltContext
 
 
 def context(
@@ -63,7 +63,7 @@ def context(
 
 
 def _default_budget() -> int:
-    from bot.review import DEFAULT_BUDGET
+    from bot.context import DEFAULT_BUDGET
     from bot.settings import Settings
 
     try:

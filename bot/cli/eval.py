@@ -25,7 +25,7 @@ from bot.council.protocols.roles import DEFAULT
 if TYPE_CHECKING:
     from bot.evaluate.dataset import Sample
     from bot.evaluate.session import Journal, Plan
-    from bot.review import ProviderRegistry
+    from bot.providers import ProviderRegistry
     from bot.review.setup import RepoSetup
     from bot.settings import Settings
 
@@ -181,7 +181,7 @@ async def _evaluate(
     err: Console,
 ) -> int:
     from bot.evaluate.session import Journal
-    from bot.review import ProviderRegistry
+    from bot.providers import ProviderRegistry
 
     registry = ProviderRegistry(settings)
     try:

@@ -22,8 +22,11 @@ from bot.cli.usage import fail as _fail
 from bot.cli.usage import settings_or_fail as _settings
 
 if TYPE_CHECKING:
-    from bot.review.history import Advisory, DeliberationRecord, LedgerEvent, UsageStats
+    from bot.council.advisory import Advisory
+    from bot.council.ledger import LedgerEvent
     from bot.settings import Settings
+    from bot.store.history import UsageStats
+    from bot.store.records import DeliberationRecord
 
 ShowFormat = Literal["markdown", "json", "html"]
 
@@ -133,25 +136,28 @@ def stats(
 async def _history(
     settings: Settings, repo: str | None, pr: int | None, limit: int
 ) -> list[DeliberationRecord]:
-    from bot.review.history import deliberation_history, open_store
+    from bot.store.db import Database
+    from bot.store.history import deliberation_history
 
-    async with open_store(settings) as db:
+    async with Database(settings.database_url) as db:
         return await deliberation_history(db, repo=repo, pr=pr, limit=limit)
 
 
 async def _load(
     settings: Settings, deliberation_id: str
 ) -> tuple[DeliberationRecord, Advisory | None, list[LedgerEvent]] | None:
-    from bot.review.history import load_transcript, open_store
+    from bot.store.db import Database
+    from bot.store.history import load_transcript
 
-    async with open_store(settings) as db:
+    async with Database(settings.database_url) as db:
         return await load_transcript(db, deliberation_id)
 
 
 async def _stats(settings: Settings, repo: str | None, since: date | None) -> UsageStats:
-    from bot.review.history import open_store, usage_stats
+    from bot.store.db import Database
+    from bot.store.history import usage_stats
 
-    async with open_store(settings) as db:
+    async with Database(settings.database_url) as db:
         return await usage_stats(db, repos=[repo] if repo else None, since=since)
 
 

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from bot.review.modelcheck import CheckResult
+    from bot.cli.modelcheck import CheckResult
 
 app = typer.Typer(help="Inspect and check the configured models.", no_args_is_help=True)
 
@@ -38,8 +38,8 @@ def check(
     and output tokens per second, what a seat call takes there, the deadline it gets, and
     the COUNCIL_ENDPOINTS entry that sets the speed."""
     # Imported here, not at the top: `council --help` loads this module too.
+    from bot.cli.modelcheck import check_models
     from bot.logs import configure_logging
-    from bot.review.modelcheck import check_models
     from bot.settings import Settings
 
     settings = Settings()

@@ -21,7 +21,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from bot.review import ProgressEvent
+from bot.council.engine import ProgressEvent
 
 _DOING = {
     "assess": "assessing",

@@ -9,12 +9,12 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from bot.council.advisory import Advisory
 from bot.render import conclusion_for, render_comment
 from bot.render.markdown import comment_options
 from bot.render.protocol_sections import json_parts
 from bot.render.terminal import render_advisory, render_text, summary_line
 from bot.render.usage import usage_json
-from bot.review import Advisory
 from bot.review.assemble import PreparedReview
 
 

@@ -26,7 +26,8 @@ from bot.cli.usage import settings_or_fail as _settings
 from bot.council.protocols import DEBATE_MODES, names
 
 if TYPE_CHECKING:
-    from bot.review import Advisory, ProgressEvent
+    from bot.council.advisory import Advisory
+    from bot.council.engine import ProgressEvent
     from bot.review.assemble import PreparedReview, ReviewOptions
     from bot.review.setup import RepoSetup
     from bot.review.sources import Source
@@ -218,7 +219,8 @@ class _Request:
 async def _review(
     settings: Settings, request: _Request, options: ReviewOptions, err: Console
 ) -> int:
-    from bot.review import ConfigurationError, ConveneError
+    from bot.council.convene import ConveneError
+    from bot.providers import ConfigurationError
     from bot.review.assemble import ReviewError
     from bot.review.local import DiffError
     from bot.review.pull import PullRefError
@@ -250,7 +252,7 @@ async def _open_source(
     from bot.review.sources import LocalSource
 
     if request.pr is not None:
-        from bot.review import load_catalog
+        from bot.council.personas import load_catalog
         from bot.review.pull import open_pull
 
         async with open_pull(settings, request.pr, load_catalog()) as opened:
@@ -266,7 +268,7 @@ async def _open_source(
 async def _prepare(
     settings: Settings, source: Source, setup: RepoSetup, options: ReviewOptions
 ) -> PreparedReview:
-    from bot.review import ProviderRegistry
+    from bot.providers import ProviderRegistry
     from bot.review.assemble import prepare_review
 
     registry = ProviderRegistry(settings)
@@ -341,7 +343,7 @@ def _emit_advisory(
 ) -> int:
     """The advisory on stdout, the one-line summary on stderr; the exit code."""
     from bot.cli import report
-    from bot.review import Resolution
+    from bot.council.advisory import Resolution
 
     report.emit(advisory, prepared, output, err)
     return EXIT_NO_QUORUM if advisory.resolution == Resolution.NO_QUORUM else 0

@@ -46,11 +46,32 @@ from bot.forge.errors import (
     ForgeUnavailable,
     ForgeValidationError,
 )
-from bot.forge.protocol import Capabilities, Forge, Reaction, Reactions, StatusReport
-from bot.forge.types import FileStatus, PostedComment, PullDiff, PullFile, PullInfo
+from bot.forge.protocol import (
+    BlobCache,
+    BlobEntry,
+    Capabilities,
+    Forge,
+    Reaction,
+    Reactions,
+    RefFiles,
+    StatusReport,
+)
+from bot.forge.types import (
+    CompareStatus,
+    Comparison,
+    FileStatus,
+    PostedComment,
+    PullDiff,
+    PullFile,
+    PullInfo,
+)
 
 __all__ = [
+    "BlobCache",
+    "BlobEntry",
     "Capabilities",
+    "CompareStatus",
+    "Comparison",
     "FileStatus",
     "Forge",
     "ForgeAuthError",
@@ -65,5 +86,6 @@ __all__ = [
     "PullInfo",
     "Reaction",
     "Reactions",
+    "RefFiles",
     "StatusReport",
 ]

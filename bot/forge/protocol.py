@@ -9,16 +9,26 @@ head commit (GitHub: the "Council" check run; GitLab and Gitea: a commit status 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from types import TracebackType
+from typing import Literal, Protocol, Self
 
 from bot.forge.errors import ForgeError
-from bot.forge.types import PostedComment, PullDiff, PullInfo
+from bot.forge.types import Comparison, PostedComment, PullDiff, PullInfo
 from bot.render.checks import CheckRunAction, CheckRunOutput
 from bot.render.conclusion import Conclusion
 
-__all__ = ["Capabilities", "Forge", "Reaction", "Reactions", "StatusReport"]
+__all__ = [
+    "BlobCache",
+    "BlobEntry",
+    "Capabilities",
+    "Forge",
+    "Reaction",
+    "Reactions",
+    "RefFiles",
+    "StatusReport",
+]
 
 Reaction = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
 
@@ -68,6 +78,64 @@ class Reactions(Protocol):
     async def react(self, comment_id: int, content: Reaction = "eyes") -> None: ...
 
 
+# files at a ref and setup files: what they are read into
+
+
+class BlobCache(Protocol):
+    """Files' bytes by their git blob id, shared by reviews (a blob never changes)."""
+
+    async def contains(self, sha: str) -> bool: ...
+
+    async def get(self, sha: str) -> bytes | None: ...
+
+    async def put(self, sha: str, data: bytes) -> None: ...
+
+
+class BlobEntry(Protocol):
+    """A file of a tree: its git blob id."""
+
+    @property
+    def sha(self) -> str: ...
+
+
+class RefFiles(Protocol):
+    """The files of one commit or branch, read as cheaply as the forge allows: its tree
+    once, bytes by blob id through a `BlobCache`, a few single reads, then the ref's
+    archive. Closed (its archive's files deleted) on leaving `async with`."""
+
+    @property
+    def files(self) -> list[str]: ...
+
+    @property
+    def entries(self) -> Mapping[str, BlobEntry]: ...
+
+    @property
+    def truncated(self) -> bool:
+        """The forge listed only part of the tree (reads of other paths go by path)."""
+        ...
+
+    async def expect(self, paths: Iterable[str]) -> None:
+        """`paths` are read next: many misses fetch the archive at the first one."""
+        ...
+
+    async def read(self, path: str) -> bytes | None: ...
+
+    async def read_indexed(self, path: str) -> bytes | None:
+        """As `read`, but past the single reads only from the archive (the name index)."""
+        ...
+
+    def index_note(self) -> str | None: ...
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+
 class Forge(Protocol):
     """One repository on one forge, with the credentials of one delivery path."""
 
@@ -100,3 +168,40 @@ class Forge(Protocol):
         ...
 
     def status(self, *, update_interval_s: float) -> StatusReport: ...
+
+    # files at a ref and setup files
+
+    async def files_at(
+        self,
+        ref: str,
+        cache: BlobCache,
+        *,
+        max_file_bytes: int,
+        archive_max_bytes: int,
+        blob_reads: int = 3,
+        also: Sequence[RefFiles] = (),
+    ) -> RefFiles:
+        """The files at `ref` (a commit or a branch); past `blob_reads` single reads, the
+        ref's archive (at most `archive_max_bytes`); `also` are other files of the same
+        review whose archives may hold a blob."""
+        ...
+
+    async def commit_messages(self, number: int) -> list[str]:
+        """The pull request's commit messages, oldest first."""
+        ...
+
+    async def compare(self, base: str, head: str) -> Comparison: ...
+
+    async def setup_config(self, branch: str, cache: BlobCache) -> str | None:
+        """The repository's configuration file on `branch` (`bot.config.CONFIG_PATH`)."""
+        ...
+
+    async def setup_agents(self, branch: str, cache: BlobCache) -> dict[str, str]:
+        """The repository's persona files on `branch` (`bot.config.AGENTS_DIR`): path ->
+        text."""
+        ...
+
+    @property
+    def org_config_repo(self) -> str:
+        """The repository where the organization keeps its configuration ("owner/name")."""
+        ...

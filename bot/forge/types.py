@@ -11,7 +11,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["FileStatus", "PostedComment", "PullDiff", "PullFile", "PullInfo"]
+__all__ = [
+    "CompareStatus",
+    "Comparison",
+    "FileStatus",
+    "PostedComment",
+    "PullDiff",
+    "PullFile",
+    "PullInfo",
+]
 
 FileStatus = Literal["added", "removed", "modified", "renamed", "copied", "changed", "unchanged"]
 
@@ -73,3 +81,21 @@ class PostedComment(BaseModel):
     id: int
     html_url: str
     created: bool = True  # False when an existing comment was updated
+
+
+# How `head` relates to `base`: it still contains it (`ahead`), or the history was rewritten
+# (`diverged`, `behind`; `missing` when the forge no longer knows the old commit).
+CompareStatus = Literal["ahead", "behind", "diverged", "identical", "missing"]
+
+
+class Comparison(BaseModel):
+    """Two commits compared (GitHub compare, GitLab repository compare, Gitea compare)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: CompareStatus
+    ahead_by: int = 0
+    behind_by: int = 0
+    commit_messages: list[str] = Field(default_factory=list)
+    files: list[PullFile] = Field(default_factory=list)
+    diff: str = ""  # the change from `base` to `head`, from the files' patches

@@ -15,17 +15,15 @@ rows): whether `head` still contains `base` (`ahead`), or the history was rewrit
 
 from __future__ import annotations
 
-from typing import Literal
+from pydantic import BaseModel, Field
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from bot.forge import CompareStatus, Comparison
 from bot.github.client import RepoClient
 from bot.github.errors import GitHubNotFound, github_errors
 from bot.github.fetch import PullFile, diff_from_files
 
 __all__ = [
     "MAX_FILES",
-    "Comparison",
     "compare",
     "refusal",
     "skipped_reason",
@@ -34,8 +32,6 @@ __all__ = [
 MAX_FILES = 3_000  # what GitHub's files API lists at most
 BINARY = "binary"
 TOO_LARGE = "too large for GitHub to show"
-
-CompareStatus = Literal["ahead", "behind", "diverged", "identical", "missing"]
 
 
 def skipped_reason(f: PullFile) -> str | None:
@@ -57,21 +53,6 @@ def refusal(message: str) -> str:
     if "number of files" in text:
         return "more than 300 files"
     return "more than 300 files or 20,000 lines"
-
-
-class Comparison(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    status: CompareStatus
-    ahead_by: int = 0
-    behind_by: int = 0
-    commit_messages: list[str] = Field(default_factory=list)
-    files: list[PullFile] = Field(default_factory=list)
-
-    @property
-    def diff(self) -> str:
-        """The change from `base` to `head`, built from the files' patches."""
-        return diff_from_files(self.files)
 
 
 class _Commit(BaseModel):
@@ -133,4 +114,5 @@ async def compare(client: RepoClient, base: str, head: str) -> Comparison:
         behind_by=wire.behind_by,
         commit_messages=[c.commit.message for c in wire.commits],
         files=files,
+        diff=diff_from_files(files),
     )

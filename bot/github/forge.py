@@ -5,10 +5,23 @@ buttons, and its token cannot resolve a review thread)."""
 
 from __future__ import annotations
 
-from bot.forge import Capabilities, ForgeError, PostedComment, PullDiff, PullInfo, Reaction
+from collections.abc import Sequence
+
+from bot.forge import (
+    BlobCache,
+    Capabilities,
+    Comparison,
+    ForgeError,
+    PostedComment,
+    PullDiff,
+    PullInfo,
+    Reaction,
+    RefFiles,
+)
 from bot.github.client import RepoClient
 from bot.github.errors import GitHubError
-from bot.github.fetch import fetch_diff, fetch_pull
+from bot.github.fetch import commit_messages, fetch_diff, fetch_pull
+from bot.github.files_diff import compare
 from bot.github.permissions import can_trigger
 from bot.github.publish import (
     CheckRunPublisher,
@@ -17,6 +30,7 @@ from bot.github.publish import (
     reply,
     upsert_sticky_comment,
 )
+from bot.github.snapshot import Snapshot, read_agents, read_config
 
 __all__ = ["EVERYTHING", "WORKFLOW", "GitHubForge"]
 
@@ -60,3 +74,42 @@ class GitHubForge:
 
     def status(self, *, update_interval_s: float) -> CheckRunPublisher:
         return CheckRunPublisher(self.client, update_interval_s=update_interval_s)
+
+    # files at a ref and setup files
+
+    async def files_at(
+        self,
+        ref: str,
+        cache: BlobCache,
+        *,
+        max_file_bytes: int,
+        archive_max_bytes: int,
+        blob_reads: int = 3,
+        also: Sequence[RefFiles] = (),
+    ) -> Snapshot:
+        return await Snapshot.open(
+            self.client,
+            ref,
+            cache,
+            max_file_bytes=max_file_bytes,
+            archive_max_bytes=archive_max_bytes,
+            blob_reads=blob_reads,
+            also=tuple(s for s in also if isinstance(s, Snapshot)),
+        )
+
+    async def commit_messages(self, number: int) -> list[str]:
+        return await commit_messages(self.client, number)
+
+    async def compare(self, base: str, head: str) -> Comparison:
+        return await compare(self.client, base, head)
+
+    async def setup_config(self, branch: str, cache: BlobCache) -> str | None:
+        return await read_config(self.client, branch, cache)
+
+    async def setup_agents(self, branch: str, cache: BlobCache) -> dict[str, str]:
+        return await read_agents(self.client, branch, cache)
+
+    @property
+    def org_config_repo(self) -> str:
+        """GitHub: the organization's `.github` repository."""
+        return f"{self.client.owner}/.github"

@@ -27,12 +27,11 @@ import tarfile
 import tempfile
 import time
 import zlib
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol, Self, cast
+from typing import Any, Self, cast
 from urllib.parse import quote
 
 import structlog
@@ -40,6 +39,7 @@ from githubkit.exception import GitHubException
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from bot.forge import BlobCache
 from bot.github.client import RepoClient
 from bot.github.errors import GitHubError, GitHubNotFound, as_github_error, github_errors
 from bot.github.fetch import AGENTS_DIR, CONFIG_PATH, MAX_AGENT_FILES, read_file
@@ -48,8 +48,6 @@ from bot.github.fetch import read_config as fetch_config
 from bot.metrics import GITHUB_BLOB_READS
 
 __all__ = [
-    "BlobCache",
-    "MemoryBlobCache",
     "RedisBlobCache",
     "Snapshot",
     "TreeEntry",
@@ -173,41 +171,6 @@ async def read_blob(client: RepoClient, sha: str) -> bytes | None:
 
 
 # -- the cache -------------------------------------------------------------------------------
-
-
-class BlobCache(Protocol):
-    async def contains(self, sha: str) -> bool: ...
-
-    async def get(self, sha: str) -> bytes | None: ...
-
-    async def put(self, sha: str, data: bytes) -> None: ...
-
-
-class MemoryBlobCache:
-    """Blobs in this process, oldest dropped past `max_bytes` (`council review --pr`)."""
-
-    def __init__(self, max_bytes: int = 64_000_000) -> None:
-        self.max_bytes = max_bytes
-        self._blobs: OrderedDict[str, bytes] = OrderedDict()
-        self._bytes = 0
-
-    async def contains(self, sha: str) -> bool:
-        return sha in self._blobs
-
-    async def get(self, sha: str) -> bytes | None:
-        data = self._blobs.get(sha)
-        if data is not None:
-            self._blobs.move_to_end(sha)
-        return data
-
-    async def put(self, sha: str, data: bytes) -> None:
-        if sha in self._blobs or len(data) > self.max_bytes:
-            return
-        self._blobs[sha] = data
-        self._bytes += len(data)
-        while self._bytes > self.max_bytes:
-            _, dropped = self._blobs.popitem(last=False)
-            self._bytes -= len(dropped)
 
 
 class RedisBlobCache:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from bot.config import ConfigResult, EffectiveConfig
 from bot.forge import PullInfo
-from bot.review import ConfigResult, EffectiveConfig
 
 __all__ = ["DENIED", "Admitted", "Skip", "Trigger", "admit_automatic"]
 

@@ -16,6 +16,7 @@ from typing import Literal
 from redis.exceptions import RedisError
 from sqlalchemy.exc import SQLAlchemyError
 
+from bot.council.convene import ConveneError
 from bot.forge.errors import (
     ForgeAuthError,
     ForgeError,
@@ -24,7 +25,8 @@ from bot.forge.errors import (
     ForgeUnavailable,
     ForgeValidationError,
 )
-from bot.review import ConveneError, PreflightFailed, ProviderError
+from bot.providers import ProviderError
+from bot.providers.preflight import PreflightFailed
 from bot.review.assemble import ReviewError
 from bot.review.setup import SetupError
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Literal, Protocol
 
+from bot.council.advisory import Advisory, Resolution
 from bot.forge import PullInfo
-from bot.review import Advisory, ProviderRegistry, Resolution
+from bot.providers import ProviderRegistry
 from bot.review.assemble import ReviewError, ReviewOptions
 from bot.review.setup import RepoSetup
 from bot.store.db import Database

@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from bot.council.advisory import Advisory
+from bot.council.engine import ProgressEvent
 from bot.forge import Capabilities, PostedComment, StatusReport
 from bot.pr.notes import convening, setup_note
 from bot.render import conclusion_for, render_check_run
 from bot.render.checks import CHECK_RUN_ACTIONS, CheckRunOutput, Conclusion, Gate
-from bot.review import Advisory, ProgressEvent
 from bot.review.setup import RepoSetup
 
 __all__ = ["StatusRun", "settle"]

@@ -11,6 +11,7 @@ permission, after the client's retries) gets a reply saying what failed and to t
 
 from __future__ import annotations
 
+from bot.config import EffectiveConfig
 from bot.forge import PullInfo
 from bot.github.client import RepoClient
 from bot.github.errors import GitHubError
@@ -23,7 +24,6 @@ from bot.queue.deps import WorkerDeps
 from bot.queue.jobcontext import JobContext
 from bot.queue.jobs import JobRequest
 from bot.render.checks import BUTTON_DEBATE
-from bot.review import EffectiveConfig
 from bot.review.pull import read_repo_config
 from bot.store.deliberations import find_by_check_run
 

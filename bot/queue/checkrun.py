@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 
+from bot.council.advisory import Advisory, Resolution
+from bot.council.engine import ProgressEvent
 from bot.github.publish import CheckRunPublisher
 from bot.metrics import OUTCOMES
 from bot.pr.failures import explain_failure
@@ -21,7 +23,6 @@ from bot.queue.links import transcript_url
 from bot.render import render_check_run
 from bot.render.checks import CheckRunOutput
 from bot.render.conclusion import Gate, conclusion_for
-from bot.review import Advisory, ProgressEvent, Resolution
 from bot.review.tracked import carried_verdict
 from bot.store.deliberations import (
     DeliberationRecord,

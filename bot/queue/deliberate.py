@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 
 from arq.worker import Retry
 
+from bot.council.advisory import Resolution
 from bot.forge import ForgeError
 from bot.metrics import DELIBERATION_SECONDS, GITHUB_REVIEWS_WAITING
 from bot.pr.admission import Admitted, Skip
@@ -29,7 +30,6 @@ from bot.queue.jobs import JobRequest
 from bot.queue.lease import Lease, LeaseLost
 from bot.queue.publishing import publish
 from bot.queue.spend import DailyCapReached, cost_cap
-from bot.review import Resolution
 from bot.review.assemble import PreparedReview, prepare_review
 from bot.review.inputs import review_topic
 from bot.review.local import NothingToReview
@@ -300,7 +300,7 @@ class DeliberationJob:
             enabled=setup.config.incremental_reviews,
         )
         source = PullSource(
-            ctx.client,
+            ctx.forge,
             admitted.pull,
             cache=ctx.blob_cache(),
             archive_max_bytes=ctx.settings.archive_max_bytes,

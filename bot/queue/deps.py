@@ -6,11 +6,12 @@ from dataclasses import dataclass
 
 from arq.connections import ArqRedis
 
+from bot.council.personas import Catalog, load_catalog
 from bot.github.client import GitHubApp
+from bot.providers import ProviderRegistry
 from bot.queue.limits import redis_limiter
 from bot.queue.modes import RedisModes
 from bot.queue.state import JobState
-from bot.review import Catalog, ProviderRegistry, load_catalog
 from bot.settings import Settings, call_deadline_s
 from bot.store.db import Database
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from bot.council.advisory import Advisory
 from bot.github.errors import GitHubError
 from bot.github.fetch import PullInfo, fetch_diff
 from bot.queue.jobcontext import JobContext
-from bot.review import Advisory
 from bot.review.inline import DiffLines, Severity, publish_inline
 from bot.store.findings import pr_findings
 

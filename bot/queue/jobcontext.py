@@ -10,6 +10,7 @@ from typing import Any
 import structlog
 
 from bot.github.client import RepoClient
+from bot.github.forge import GitHubForge
 from bot.github.snapshot import RedisBlobCache
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobs import JobRequest
@@ -52,6 +53,11 @@ class JobContext:
     def automatic(self) -> bool:
         """Label and push triggers: nobody asked, so they are skipped more readily."""
         return self.request.trigger in AUTOMATIC
+
+    @property
+    def forge(self) -> GitHubForge:
+        """The installation's repository as a forge (`bot.forge.Forge`)."""
+        return GitHubForge(self.client)
 
     def blob_cache(self) -> RedisBlobCache:
         """Repository files by blob SHA, shared by every review on this Redis."""

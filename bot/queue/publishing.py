@@ -31,6 +31,7 @@ from typing import Any
 import structlog
 from pydantic import BaseModel, ConfigDict
 
+from bot.council.advisory import Advisory
 from bot.forge import PostedComment
 from bot.github.client import RepoClient
 from bot.github.errors import (
@@ -55,7 +56,6 @@ from bot.queue.links import transcript_url
 from bot.render import conclusion_for, render_check_run, render_comment
 from bot.render.checks import CheckRunOutput, Gate
 from bot.render.markdown import CommentOptions, comment_options
-from bot.review import Advisory
 from bot.review.setup import RepoSetup
 from bot.store.deliberations import (
     DeliberationRecord,

@@ -32,6 +32,7 @@ from typing import Any
 import structlog
 from arq.constants import in_progress_key_prefix, job_key_prefix, result_key_prefix
 
+from bot.council.advisory import Advisory, Resolution
 from bot.github.errors import GitHubError, GitHubRateLimited, GitHubUnavailable
 from bot.github.publish import CheckRunPublisher
 from bot.metrics import OUTCOMES
@@ -49,7 +50,6 @@ from bot.queue.links import transcript_url
 from bot.queue.publishing import PUBLISH_JOB, PUBLISH_MAX_DEFER_S
 from bot.render import render_check_run
 from bot.render.conclusion import Conclusion, conclusion_for
-from bot.review import Advisory, Resolution
 from bot.store.deliberations import (
     DeliberationRecord,
     DeliberationStatus,

@@ -11,8 +11,8 @@ from bot.council.convene import CHAIR_MEMBER_ID
 from bot.council.engine import Engine
 from bot.council.ledger import InMemoryLedger
 from bot.council.protocols import planned_calls as protocol_calls
-from bot.council.protocols import seat_count
-from bot.council.seats import Seat
+from bot.council.protocols import protocol, seat_count
+from bot.council.seats import NEUTRAL_PERSONA_ID, Seat
 from bot.providers import ModelCapabilities, ProviderError, ProviderRegistry, cost_usd
 from bot.review.assemble import PreparedReview
 from bot.review.debate_plan import DebatePlan, plan_debate
@@ -23,7 +23,7 @@ from bot.settings import Settings, call_deadline_s
 # task), for the estimate.
 OUTPUT_ESTIMATE = 2000
 PROMPT_ESTIMATE = 2000
-NO_MODEL = "(none)"  # stands in for a model while previewing seats with no provider
+PREVIEW_MODEL = "(none)"  # stands in for a model while previewing seats with no provider
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ async def plan_review(prepared: PreparedReview, settings: Settings) -> ReviewPla
     seats: list[Seat] = []
     chair = prepared.setup.config.chair_model or (prepared.models[0] if prepared.models else "")
     # Who would sit is known without a model; what they would run on is not.
-    seated = prepared if prepared.models else replace(prepared, models=[NO_MODEL])
+    seated = prepared if prepared.models else replace(prepared, models=[PREVIEW_MODEL])
     request = seated.request("dry-run", settings, max_cost_usd=None)
     engine = Engine(ProviderRegistry(settings), prepared.setup.catalog, InMemoryLedger())
     convened = await engine.preview(request)
@@ -83,7 +83,7 @@ async def plan_review(prepared: PreparedReview, settings: Settings) -> ReviewPla
         prepared.protocol, models=len(prepared.models), board_size=prepared.board.default_size
     )
     debate = None
-    if prepared.protocol == "debate":
+    if protocol(prepared.protocol).seats.convene == "designed":  # a debate's committee
         debate = plan_debate(
             prepared.debate_mode, prepared.models, count, chair, prepared.setup.config.chair_model
         )
@@ -163,10 +163,10 @@ def _duration(seconds: float) -> str:
 def _seated_notes(notes: list[str], seats: list[Seat], models: bool) -> list[str]:
     """Convening's notes. Without a model, what varies between a single-model council's
     samples depends on the model that will run them: say so instead of naming none."""
-    samples = [s for s in seats if s.strategy is not None and s.division != "strategies"]
+    samples = [s for s in seats if s.strategy is not None and s.persona_id == NEUTRAL_PERSONA_ID]
     if models or not samples:
         return list(notes)
-    kept = [n for n in notes if NO_MODEL not in n]
+    kept = [n for n in notes if PREVIEW_MODEL not in n]
     return [
         *kept,
         f"Single-model council: {len(seats)} samples of the one model, each with a distinct "
@@ -179,7 +179,7 @@ def _preview(seat: Seat) -> SeatPreview:
         persona_id=seat.persona_id,
         name=seat.persona_name,
         division=seat.division,
-        model="" if seat.model == NO_MODEL else seat.model,
+        model="" if seat.model == PREVIEW_MODEL else seat.model,
         score=seat.score,
         lenses=tuple(seat.lenses),
         temperature=seat.temperature,

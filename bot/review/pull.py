@@ -1,4 +1,5 @@
-"""A pull request as a review source, and its repository's setup, read through GitHub.
+"""A pull request as a review source, and its repository's setup, read through GitHub: the
+GitHub wiring of the review (`GitHubForge` over a repository client).
 
 The App's worker and `council review --pr` both come here: the PR at its head, the config
 and personas from the default branch.
@@ -13,15 +14,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.council.personas import Catalog
+from bot.forge.cache import MemoryBlobCache
 from bot.review.setup import RepoSetup, remote_setup
 from bot.review.sources import PullSource
 from bot.settings import Settings
 
 if TYPE_CHECKING:
     from bot.config import ConfigResult
+    from bot.forge import BlobCache
     from bot.github.client import RepoClient
     from bot.github.fetch import PullInfo
-    from bot.github.snapshot import BlobCache
 
 _PR = re.compile(r"^(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(?P<number>[1-9][0-9]*)$")
 
@@ -45,9 +47,10 @@ async def read_repo_config(
     admission needs before it pays a read per persona file). Read from the branch's tree
     (which the personas and guidance use again) and `cache`."""
     from bot.config.load import load_repo_config
-    from bot.github.snapshot import MemoryBlobCache, read_config
+    from bot.github.forge import GitHubForge
 
-    text = await read_config(client, pull.default_branch, cache or MemoryBlobCache())
+    forge = GitHubForge(client)
+    text = await forge.setup_config(pull.default_branch, cache or MemoryBlobCache())
     return text, load_repo_config(text, settings)
 
 
@@ -62,10 +65,11 @@ async def pull_setup(
     """The repo's personas from the default branch over `base`, and its config (`text`,
     from `read_repo_config`) validated against them. The personas come from the default
     branch's tree (read once per client: the guidance uses it again) and `cache`."""
-    from bot.github.snapshot import MemoryBlobCache, read_agents
+    from bot.github.forge import GitHubForge
 
     async def agents() -> dict[str, str]:
-        return await read_agents(client, pull.default_branch, cache or MemoryBlobCache())
+        forge = GitHubForge(client)
+        return await forge.setup_agents(pull.default_branch, cache or MemoryBlobCache())
 
     return await remote_setup(text, agents, settings, base, pull.default_branch)
 
@@ -83,7 +87,7 @@ async def open_pull(settings: Settings, pr: str, base: Catalog) -> AsyncIterator
     from bot.github.client import RepoClient
     from bot.github.errors import GitHubError
     from bot.github.fetch import fetch_pull
-    from bot.github.snapshot import MemoryBlobCache
+    from bot.github.forge import GitHubForge
 
     repo, number = parse_pr(pr)
     if settings.github_token is None:
@@ -96,7 +100,7 @@ async def open_pull(settings: Settings, pr: str, base: Catalog) -> AsyncIterator
             text, _ = await read_repo_config(client, pull, settings, cache)
             setup = await pull_setup(client, pull, settings, base, text, cache)
             source = PullSource(
-                client, pull, cache=cache, archive_max_bytes=settings.archive_max_bytes
+                GitHubForge(client), pull, cache=cache, archive_max_bytes=settings.archive_max_bytes
             )
             yield OpenedPull(source, setup)
         except GitHubError as error:  # reading the PR, or its files while gathering

@@ -3,8 +3,9 @@ request the new commits' hunks in it (bot.review.rereview), and what the advisor
 it (bot.council.scope).
 
 One request more for a re-review (the comparison, whose commits also give the new commits'
-messages, so the PR's commit list is not read) and none for a full review; a diff GitHub
-refused is rebuilt from the files API by `bot.github.fetch.fetch_diff` (at most 30 pages).
+messages, so the PR's commit list is not read) and none for a full review, through the
+forge (`bot.forge.Forge`); a diff the forge refused comes rebuilt from its files
+(`PullDiff.rebuilt_from_files`).
 """
 
 from __future__ import annotations
@@ -30,17 +31,16 @@ from bot.review.rereview import (
 )
 
 if TYPE_CHECKING:
-    from bot.github.client import RepoClient
-    from bot.github.fetch import PullDiff, PullInfo
+    from bot.forge import Forge, PullDiff, PullInfo
     from bot.store.findings import PrFinding
 
-__all__ = ["ReviewPlan", "large_diff", "plan_review"]
+__all__ = ["PullPlan", "large_diff", "plan_pull"]
 
 PUSH_MORE = "push a commit that changes the pull request's own lines, or comment /council"
 
 
 @dataclass
-class ReviewPlan:
+class PullPlan:
     text: str  # the diff the council reads
     tracking: FindingTracking
     scope: ReviewScope | None = None
@@ -49,7 +49,7 @@ class ReviewPlan:
 
 
 def large_diff(diff: PullDiff) -> LargeDiff | None:
-    """The advisory's account of a diff built from the files API (None: GitHub gave it)."""
+    """The advisory's account of a diff built from the files API (None: the forge gave it whole)."""
     if not diff.rebuilt_from_files:
         return None
     return LargeDiff(
@@ -63,27 +63,25 @@ def large_diff(diff: PullDiff) -> LargeDiff | None:
     )
 
 
-async def plan_review(
-    client: RepoClient,
+async def plan_pull(
+    forge: Forge,
     pull: PullInfo,
     diff: PullDiff,
     since: str | None,
     open_findings: Sequence[PrFinding],
-) -> ReviewPlan:
+) -> PullPlan:
     """The whole diff, unless `since` (the last advisory's head) is still an ancestor of
     the head: then only the new commits' hunks that are in the PR's diff. `NothingToReview`
     when the new commits add nothing of the PR's own (a merge of the base branch)."""
-    from bot.github.files_diff import compare
-
     large = large_diff(diff)
-    full = ReviewPlan(
+    full = PullPlan(
         diff.text,
         FindingTracking(added=added_lines(diff.text)),
         ReviewScope(large_diff=large) if large is not None else None,
     )
     if since is None or since == pull.head_sha:
         return full
-    comparison = await compare(client, since, pull.head_sha)
+    comparison = await forge.compare(since, pull.head_sha)
     if comparison.status != "ahead":
         # Rewritten (a force-push: diverged, behind, or the old commit is gone): all of it.
         reason = FORCE_PUSHED.format(sha=since[:7])
@@ -116,4 +114,4 @@ async def plan_review(
     scope = ReviewScope(
         large_diff=large, rereview=Rereview(since=since, commits=comparison.ahead_by)
     )
-    return ReviewPlan(text, tracking, scope, comparison.commit_messages, extra)
+    return PullPlan(text, tracking, scope, comparison.commit_messages, extra)

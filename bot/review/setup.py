@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from bot.config import AGENTS_DIR, CONFIG_PATH, ConfigResult, EffectiveConfig
 from bot.config.load import load_repo_config
 from bot.council.personas import Catalog, load_catalog, load_persona_texts
 from bot.settings import Settings
+
+# The personas' directory relative to the configuration file (`council/agents` beside
+# `.github/council.yml`), for a local review or `--config FILE`.
+AGENTS_BESIDE_CONFIG = PurePosixPath(AGENTS_DIR).relative_to(PurePosixPath(CONFIG_PATH).parent)
 
 
 class SetupError(ValueError):
@@ -59,7 +63,7 @@ def local_setup(
     `council/agents/` directory beside it."""
     path = config_file if config_file is not None else (root or Path.cwd()) / CONFIG_PATH
     text = _read_local(path, required=config_file is not None)
-    agents = path.parent / "council" / "agents"
+    agents = path.parent / AGENTS_BESIDE_CONFIG
     has_agents = agents.is_dir()
     catalog = load_catalog([agents] if has_agents else [])
     source = str(path) if text is not None else f"defaults (no {path})"

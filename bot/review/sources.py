@@ -22,8 +22,10 @@ from bot.context import (
 )
 from bot.context.diff import nothing_to_review
 from bot.context.related import MAX_FILE_BYTES
+from bot.forge.cache import MemoryBlobCache
 from bot.review.local import LocalChange, NothingToReview
 from bot.review.localrepo import build_local_context
+from bot.review.pullplan import PullPlan, plan_pull
 from bot.review.rereview import head_text_lines
 
 # What each blob of a repository yields to the name index (its words, definitions), by blob
@@ -31,12 +33,9 @@ from bot.review.rereview import head_text_lines
 # reads and parses only the blobs it has not seen). Beside the blob cache, in memory.
 FACTS = MemoryFactsCache(max_bytes=64_000_000)
 
-if TYPE_CHECKING:  # githubkit is heavy; a local review never needs it
+if TYPE_CHECKING:
     from bot.council.scope import ReviewScope
-    from bot.github.client import RepoClient
-    from bot.github.fetch import PullDiff, PullInfo
-    from bot.github.snapshot import BlobCache
-    from bot.review.pullplan import ReviewPlan
+    from bot.forge import BlobCache, Forge, PullInfo, RefFiles
     from bot.review.rereview import FindingTracking
     from bot.store.findings import PrFinding
 
@@ -97,17 +96,17 @@ class LocalSource:
 
 @dataclass
 class PullSource:
-    """A pull request read through the GitHub API: diff, commits and files at its head (a
-    fork's head too: GitHub serves a PR's head commit from the base repository), and the
-    repository's guidance from the default branch: the PR's author may change README or
-    AGENTS.md, and the change is reviewed in the diff, but it is not what the council is
-    told about the repository.
+    """A pull request read through its forge (`bot.forge.Forge`): diff, commits and files at
+    its head (a fork's head too: the forge serves a PR's head commit from the base
+    repository), and the repository's guidance from the default branch: the PR's author may
+    change README or AGENTS.md, and the change is reviewed in the diff, but it is not what
+    the council is told about the repository.
 
-    Files come through `bot.github.snapshot`: one tree per commit, then `cache` by blob SHA
+    Files come through `Forge.files_at`: one tree per commit, then `cache` by blob SHA
     (shared across reviews), a few blob reads, and one archive of the commit past those,
     so a review costs a bounded number of requests whatever the context reads."""
 
-    client: RepoClient
+    forge: Forge
     pull: PullInfo
     cache: BlobCache | None = None  # None: a cache for this review only
     archive_max_bytes: int = 100_000_000
@@ -128,63 +127,24 @@ class PullSource:
         return self.pull.head_sha
 
     async def gather(self, budget_tokens: int, ignore_globs: Sequence[str]) -> Gathered:
-        from bot.github.fetch import commit_messages, fetch_diff
-        from bot.github.snapshot import MemoryBlobCache, Snapshot
-
-        client, pull = self.client, self.pull
+        pull = self.pull
         cache = self.cache if self.cache is not None else MemoryBlobCache()
-        head = await Snapshot.open(
-            client,
-            pull.head_sha,
-            cache,
-            max_file_bytes=MAX_FILE_BYTES,
-            archive_max_bytes=self.archive_max_bytes,
-        )
+        head = await self._files(pull.head_sha, cache)
         async with head:
-            diff = await fetch_diff(client, pull.number)
+            diff = await self.forge.diff(pull.number)
             reason = nothing_to_review(diff.text)
             if reason is not None and not diff.files_without_patch:
                 raise NothingToReview(reason, self.compared, PUSH_A_CHANGE)
-            plan = await self._plan(diff)
+            plan = await plan_pull(self.forge, pull, diff, self.since, self.open_findings)
             await head.expect(_CHANGED.findall(plan.text))
             tracking = plan.tracking
             for path in {f.path for f in self.open_findings}:  # fixed? read their lines
                 tracking.head_lines[path] = head_text_lines(await head.read(path))
-            meta = PullRequestMeta(
-                title=pull.title,
-                body=pull.body,
-                commit_messages=plan.commit_messages
-                if plan.commit_messages is not None
-                else await commit_messages(client, pull.number),
-                base_ref=pull.base_ref,
-                head_ref=pull.head_ref,
-            )
+            meta = await self._meta(plan)
             # The default branch's guidance: a few files, most often the head's own blobs.
-            guide = await Snapshot.open(
-                client,
-                pull.default_branch,
-                cache,
-                max_file_bytes=MAX_FILE_BYTES,
-                archive_max_bytes=self.archive_max_bytes,
-                blob_reads=6,
-                also=(head,),
-            )
+            guide = await self._files(pull.default_branch, cache, blob_reads=6, also=(head,))
             async with guide:
-                built = await build_context(
-                    meta,
-                    plan.text,
-                    head.files,
-                    head.read,
-                    budget_tokens=budget_tokens,
-                    ignore_globs=ignore_globs,
-                    guidance_from=GuidanceSource(guide.files, guide.read, pull.default_branch),
-                    indexing=Indexing(
-                        blob_sha=lambda path: e.sha if (e := head.entries.get(path)) else None,
-                        cache=FACTS,
-                        read=head.read_indexed,
-                        unsearched=head.index_note,
-                    ),
-                )
+                built = await self._build(meta, plan.text, head, guide, budget_tokens, ignore_globs)
         notes = []
         if head.truncated:
             notes.append(
@@ -196,8 +156,53 @@ class PullSource:
             built, notes, scope=plan.scope, tracking=tracking, extra=plan.extra, pr_diff=diff.text
         )
 
-    async def _plan(self, diff: PullDiff) -> ReviewPlan:
-        """The diff to review: the PR's, or for a re-review the new commits' hunks in it."""
-        from bot.review.pullplan import plan_review
+    async def _files(
+        self, ref: str, cache: BlobCache, *, blob_reads: int = 3, also: tuple[RefFiles, ...] = ()
+    ) -> RefFiles:
+        return await self.forge.files_at(
+            ref,
+            cache,
+            max_file_bytes=MAX_FILE_BYTES,
+            archive_max_bytes=self.archive_max_bytes,
+            blob_reads=blob_reads,
+            also=also,
+        )
 
-        return await plan_review(self.client, self.pull, diff, self.since, self.open_findings)
+    async def _meta(self, plan: PullPlan) -> PullRequestMeta:
+        """The PR's title, body and commit messages (a re-review's: the new commits')."""
+        pull = self.pull
+        messages = plan.commit_messages
+        if messages is None:
+            messages = await self.forge.commit_messages(pull.number)
+        return PullRequestMeta(
+            title=pull.title,
+            body=pull.body,
+            commit_messages=messages,
+            base_ref=pull.base_ref,
+            head_ref=pull.head_ref,
+        )
+
+    async def _build(
+        self,
+        meta: PullRequestMeta,
+        diff: str,
+        head: RefFiles,
+        guide: RefFiles,
+        budget_tokens: int,
+        ignore_globs: Sequence[str],
+    ) -> BuiltContext:
+        return await build_context(
+            meta,
+            diff,
+            head.files,
+            head.read,
+            budget_tokens=budget_tokens,
+            ignore_globs=ignore_globs,
+            guidance_from=GuidanceSource(guide.files, guide.read, self.pull.default_branch),
+            indexing=Indexing(
+                blob_sha=lambda path: e.sha if (e := head.entries.get(path)) else None,
+                cache=FACTS,
+                read=head.read_indexed,
+                unsearched=head.index_note,
+            ),
+        )

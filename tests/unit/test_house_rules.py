@@ -39,9 +39,6 @@ PROTOCOL_LITERALS: dict[str, int] = {
     "bot.pr.review": 1,
     "bot.queue.admission": 1,
     "bot.queue.jobs": 1,
-    "bot.review.modelcheck": 2,
-    "bot.review.plan": 2,
-    "bot.review.setup": 1,
 }
 PROTOCOL_PACKAGE = "bot.council.protocols"
 # The one stated exception: the product's command, `council` (`council review`, `/council`,
@@ -257,8 +254,6 @@ GITHUB_KNOWN = frozenset(
         "bot.queue.readers",
         "bot.queue.reconcile",
         "bot.review.inline",
-        "bot.review.pullplan",
-        "bot.review.sources",
     }
 )
 
@@ -323,7 +318,6 @@ LONG_FUNCTIONS: dict[str, int] = {
     "bot.review.inline._post": 76,
     "bot.review.inline.publish_inline": 110,
     "bot.review.run.review_and_record": 64,
-    "bot.review.sources.PullSource.gather": 68,
 }
 
 

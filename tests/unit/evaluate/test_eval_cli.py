@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bot.review import load_catalog
+from bot.council.personas import load_catalog
 from tests.support.cli import run_council
 from tests.support.council_answers import CouncilScript
 from tests.support.model_server import FakeModelServer

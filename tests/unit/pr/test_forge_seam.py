@@ -1,30 +1,39 @@
 """The forge seam: a second forge, written here with only the required part of
 `bot.forge.Forge` (no reactions, no annotations, no buttons, no `neutral`, no thread
-resolution), driven through the pull-request service, which falls back for each."""
+resolution), driven through the pull-request service, which falls back for each, and
+through a pull request's review source, which reads its files at a ref."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Self
 
 import pytest
 
+from bot.council.advisory import Resolution
 from bot.forge import (
+    BlobCache,
     Capabilities,
+    Comparison,
     Forge,
     ForgeError,
     ForgeValidationError,
     PostedComment,
     PullDiff,
     PullInfo,
+    RefFiles,
 )
+from bot.forge.cache import MemoryBlobCache
 from bot.pr.admission import Skip, admit_automatic
 from bot.pr.comment import COMMENT_MAX_CHARS, post_sticky
 from bot.pr.review import without_verdict
 from bot.pr.status import StatusRun, settle
 from bot.render.checks import CheckRunAction, CheckRunOutput
 from bot.render.conclusion import Conclusion
-from bot.review import Resolution
+from bot.review.sources import PullSource
 
 BARE = Capabilities(
     annotations=False, buttons=False, neutral=False, reactions=False, resolve_threads=False
@@ -73,6 +82,53 @@ class BareStatus:
         return None
 
 
+@dataclass(frozen=True)
+class Blob:
+    sha: str
+
+
+@dataclass
+class BareFiles:
+    """The files at a ref, all in memory (no archive to fetch)."""
+
+    blobs: dict[str, bytes]
+    truncated: bool = False
+
+    @property
+    def files(self) -> list[str]:
+        return sorted(self.blobs)
+
+    @property
+    def entries(self) -> dict[str, Blob]:
+        return {
+            p: Blob(hashlib.sha1(b, usedforsecurity=False).hexdigest())
+            for p, b in self.blobs.items()
+        }
+
+    async def expect(self, paths: Iterable[str]) -> None:
+        return None
+
+    async def read(self, path: str) -> bytes | None:
+        return self.blobs.get(path)
+
+    async def read_indexed(self, path: str) -> bytes | None:
+        return self.blobs.get(path)
+
+    def index_note(self) -> str | None:
+        return None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+
 @dataclass
 class BareForge:
     """Only the required part of the protocol."""
@@ -80,6 +136,8 @@ class BareForge:
     status_report: BareStatus = field(default_factory=BareStatus)
     comments: dict[int, str] = field(default_factory=dict)
     refused: list[int] = field(default_factory=list)  # lengths refused as too long
+    diff_text: str = ""
+    refs: dict[str, dict[str, bytes]] = field(default_factory=dict)  # ref -> path -> bytes
 
     @property
     def full_name(self) -> str:
@@ -108,7 +166,7 @@ class BareForge:
         )
 
     async def diff(self, number: int) -> PullDiff:
-        return PullDiff(text="")
+        return PullDiff(text=self.diff_text)
 
     async def can_trigger(self, login: str) -> bool:
         return True
@@ -129,11 +187,52 @@ class BareForge:
     def status(self, *, update_interval_s: float) -> BareStatus:
         return self.status_report
 
+    async def files_at(
+        self,
+        ref: str,
+        cache: BlobCache,
+        *,
+        max_file_bytes: int,
+        archive_max_bytes: int,
+        blob_reads: int = 3,
+        also: Sequence[RefFiles] = (),
+    ) -> BareFiles:
+        return BareFiles(self.refs.get(ref, {}))
+
+    async def commit_messages(self, number: int) -> list[str]:
+        return ["Add the parser"]
+
+    async def compare(self, base: str, head: str) -> Comparison:
+        return Comparison(status="missing")
+
+    async def setup_config(self, branch: str, cache: BlobCache) -> str | None:
+        return None
+
+    async def setup_agents(self, branch: str, cache: BlobCache) -> dict[str, str]:
+        return {}
+
+    @property
+    def org_config_repo(self) -> str:
+        return "group/.council"
+
 
 def test_the_bare_forge_is_a_forge_without_the_optional_parts() -> None:
     forge: Forge = BareForge()
     assert not hasattr(forge, "react")  # no `Reactions`: "seen" is skipped
     assert forge.capabilities == BARE
+
+
+async def test_a_pull_request_is_gathered_through_the_seam() -> None:
+    """The review source reads the diff, the commits and the files at the head and on the
+    default branch through the forge, never a forge's client."""
+    forge = BareForge(
+        diff_text="--- a/calc.py\n+++ b/calc.py\n@@ -1 +1,2 @@\n x = 1\n+y = x + 1\n",
+        refs={"a" * 40: {"calc.py": b"x = 1\ny = x + 1\n"}, "main": {"README.md": b"# calc\n"}},
+    )
+    source = PullSource(forge, await forge.pull(4), cache=MemoryBlobCache())
+    gathered = await source.gather(20_000, [])
+    assert [f.path for f in gathered.built.files] == ["calc.py"]
+    assert gathered.pr_diff == forge.diff_text and gathered.notes == []
 
 
 async def test_the_sticky_comment_is_rendered_shorter_until_the_forge_takes_it() -> None:

@@ -9,6 +9,7 @@ import sqlalchemy
 from redis.exceptions import ConnectionError as RedisConnectionError
 from sqlalchemy.exc import OperationalError
 
+from bot.council.convene import ConveneError
 from bot.github.errors import (
     GitHubAuthError,
     GitHubNotFound,
@@ -17,7 +18,6 @@ from bot.github.errors import (
 )
 from bot.pr.failures import explain_failure
 from bot.providers import ConfigurationError, ProviderTimeout, ServerError
-from bot.review import ConveneError
 
 DELIVERY = "72d3162e-cc78-11e3-81ab-4c9367dc0958"
 AGAIN = "It will not retry this run; comment `/council` on the pull request to try again."

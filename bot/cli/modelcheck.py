@@ -1,6 +1,5 @@
 """`council models check`: one tiny structured call per model, and what worked (the
-command line prints the table). It lives with the review because it talks to providers,
-which the command line reaches only through `bot.review`.
+command `bot/cli/models.py` prints the table).
 
 Beside it, what a call to each model reserves against the cost caps
 (`bot.council.reserving`): for a typical seat call (a full context of
@@ -30,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot.council import prompts
 from bot.council.engine import DeliberationRequest
 from bot.council.personas import load_catalog
+from bot.council.protocols.board import BOARD
 from bot.council.reserving import plan_for_input
 from bot.council.seats import seat_from_persona
 from bot.providers import (
@@ -332,10 +332,10 @@ def typical_seat_call() -> ModelCall[Any]:
     briefs = sorted((prompts.seat_brief(seat_from_persona(1, p, "")) for p in personas), key=len)
     brief = briefs[len(briefs) // 2] if briefs else ""
     return ModelCall(
-        system=prompts.system_blocks("board", "")[:1],
+        system=prompts.system_blocks(BOARD.name, "")[:1],
         messages=prompts.messages("", brief, prompts.assess_task(TYPICAL_TOPIC)),
         output=prompts.ASSESS_TOOL,
-        tools=prompts.tools_for("board"),
+        tools=prompts.tools_for(BOARD.name),
         max_tokens=prompts.ASSESS_TOOL.output_tokens(SEAT_MAX_TOKENS),
     )
 

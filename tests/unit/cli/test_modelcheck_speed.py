@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.review.modelcheck import check_models
+from bot.cli.modelcheck import check_models
 from bot.settings import Settings
 from tests.support.model_server import FakeModelServer
 
