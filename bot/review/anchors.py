@@ -42,7 +42,7 @@ from bot.council.findings import normalize_path
 
 NEAR = 3  # lines: how far off a cited line may be and still be moved, not dropped
 
-Outcome = Literal["kept", "clipped", "moved", "file-level"]
+AnchorOutcome = Literal["kept", "clipped", "moved", "file-level"]
 # Why a finding's lines were changed: past the end of the file at head; lines the diff does
 # not show in a file whose length is not known; a file the diff does not touch.
 Reason = Literal["past-end", "unknown-length", "not-in-change"]
@@ -84,7 +84,7 @@ class Placed:
     the head outside every hunk."""
 
     lines: Lines
-    outcome: Outcome
+    outcome: AnchorOutcome
     reason: Reason | None = None
     outside_diff: bool = False
 
@@ -128,7 +128,7 @@ def place(
 
 def anchor(
     path: str, start: int | None, end: int | None, lines: BuiltContext | HeadLines | ChangedLines
-) -> tuple[Lines, Outcome]:
+) -> tuple[Lines, AnchorOutcome]:
     """(start, end) of a finding on `path` checked against the head, and what was done."""
     placed = place(path, start, end, lines)
     return placed.lines, placed.outcome
@@ -148,7 +148,7 @@ def _nearest(first: int, last: int, runs: Sequence[tuple[int, int]]) -> int | No
     return best[1] if best is not None else None
 
 
-Tally = Counter[tuple[Outcome, Reason | None]]
+Tally = Counter[tuple[AnchorOutcome, Reason | None]]
 
 
 def _anchored(item: _M, head: HeadLines, tally: Tally | None) -> _M:
@@ -199,7 +199,7 @@ def anchor_advisory(advisory: Advisory, lines: BuiltContext | HeadLines | Change
     )
 
 
-_DONE: dict[Outcome, str] = {
+_DONE: dict[AnchorOutcome, str] = {
     "moved": "moved to the nearest line of the diff",
     "clipped": "clipped to the lines the file has",
     "file-level": "made file-level",
@@ -211,7 +211,7 @@ _WHY: dict[Reason, str] = {
 }
 
 
-def anchors_note(tally: Mapping[tuple[Outcome, Reason | None], int]) -> str | None:
+def anchors_note(tally: Mapping[tuple[AnchorOutcome, Reason | None], int]) -> str | None:
     """e.g. "Anchors: 1 finding moved to the nearest line of the diff, 1 finding made
     file-level (the lines cited are not in the file at head); 2 findings made file-level
     (the file is not part of this change)."; None when every anchor held (on lines
