@@ -30,7 +30,6 @@ OVER_600: dict[str, int] = {
     "bot.config": 711,
     "bot.council.scoring": 655,
     "bot.render.markdown": 970,
-    "bot.review.inline": 791,
     "bot.safety": 652,
 }
 PRIVATE_USES: frozenset[tuple[str, str]] = frozenset()
@@ -270,13 +269,11 @@ GITHUB_KNOWN = frozenset(
         "bot.queue.admission",
         "bot.queue.checkrun",
         "bot.queue.control",
-        "bot.queue.inline_step",
         "bot.queue.jobcontext",
         "bot.queue.outcomes",
         "bot.queue.publishing",
         "bot.queue.readers",
         "bot.queue.reconcile",
-        "bot.review.inline",
         "bot.review.pullplan",
         "bot.review.sources",
     }
@@ -344,9 +341,6 @@ LONG_FUNCTIONS: dict[str, int] = {
     "bot.council.critique.critique": 63,
     "bot.council.critique.report": 92,
     "bot.council.engine.Engine.deliberate": 61,
-    "bot.review.inline._filtered": 77,
-    "bot.review.inline._post": 76,
-    "bot.review.inline.publish_inline": 110,
     "bot.review.run.review_and_record": 64,
     "bot.review.sources.PullSource.gather": 68,
 }

@@ -14,15 +14,12 @@ import pytest
 from bot.council.advisory import Advisory, MergedFinding, Resolution
 from bot.github import GitHubApp, RepoClient
 from bot.github.errors import GitHubValidationError
+from bot.github.forge import GitHubForge
 from bot.github.reviews import create_review, list_review_comments
+from bot.pr.followup.inline import publish_inline
+from bot.pr.followup.markers import comment_body, finding_fingerprint, marker_fingerprint
+from bot.review.anchors import DiffLines
 from bot.review.fingerprints import fingerprint
-from bot.review.inline import (
-    DiffLines,
-    comment_body,
-    finding_fingerprint,
-    marker_fingerprint,
-    publish_inline,
-)
 from bot.store import Database
 from bot.store.findings import pr_findings
 from tests.support.github_app import github_app
@@ -227,7 +224,7 @@ async def test_posted_once_and_off_diff_findings_stay_out(
     nit = finding("Name it better", 3, severity="minor")
     off = finding("Somewhere else", 10)  # not a diff line (the anchors would not leave it)
     first = await publish_inline(
-        client, 1, HEAD, advisory(loop, crash, nit, off), lines, db,
+        GitHubForge(client), 1, HEAD, advisory(loop, crash, nit, off), lines, db,
         bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     assert (first.posted, first.off_diff, first.dismissed) == (2, 1, 0)
@@ -244,8 +241,8 @@ async def test_posted_once_and_off_diff_findings_stay_out(
         assert stored[fp].thread_node_id == f"PRRT_{c.id}"
 
     again = await publish_inline(
-        client, 1, HEAD, advisory(loop, crash, nit, off, deliberation="d-2"), lines, db,
-        bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
+        GitHubForge(client), 1, HEAD, advisory(loop, crash, nit, off, deliberation="d-2"),
+        lines, db, bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     assert (again.posted, again.already) == (0, 2)
     assert len(reviews_of(fake).reviews(REPO, 1)) == 1
@@ -253,7 +250,7 @@ async def test_posted_once_and_off_diff_findings_stay_out(
 
     # Without the store, the markers alone keep it from posting twice.
     no_store = await publish_inline(
-        client, 1, HEAD, advisory(loop, crash), lines, None,
+        GitHubForge(client), 1, HEAD, advisory(loop, crash), lines, None,
         bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     assert (no_store.posted, no_store.already) == (0, 2)
@@ -266,7 +263,7 @@ async def test_a_person_dismisses_by_resolving_or_thumbs_down(
     lines = DiffLines.from_diff(DIFF)
     loop, crash = finding("Unbounded retry loop", 3, 4), finding("Division by zero", 22)
     await publish_inline(
-        client, 1, HEAD, advisory(loop, crash), lines, db,
+        GitHubForge(client), 1, HEAD, advisory(loop, crash), lines, db,
         bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     first, second = reviews_of(fake).comments(REPO, 1)
@@ -276,7 +273,7 @@ async def test_a_person_dismisses_by_resolving_or_thumbs_down(
     react_as(fake, second.id, "-1", "bob")
     react_as(fake, second.id, "+1", "carol")
     later = await publish_inline(
-        client, 1, HEAD, advisory(loop, crash), lines, db,
+        GitHubForge(client), 1, HEAD, advisory(loop, crash), lines, db,
         bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     assert later.dismissed == 2 and later.advisory.findings == []
@@ -292,14 +289,14 @@ async def test_the_bot_resolving_its_own_thread_is_not_a_dismissal(
     lines = DiffLines.from_diff(DIFF)
     loop = finding("Unbounded retry loop", 3, 4)
     await publish_inline(
-        client, 1, HEAD, advisory(loop), lines, db,
+        GitHubForge(client), 1, HEAD, advisory(loop), lines, db,
         bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     (comment,) = reviews_of(fake).comments(REPO, 1)
     react_as(fake, comment.id, "-1", login)  # its own reaction does not count either
     resolve_as(fake, comment.id, login)
     later = await publish_inline(
-        client, 1, HEAD, advisory(loop), lines, db,
+        GitHubForge(client), 1, HEAD, advisory(loop), lines, db,
         bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     assert later.dismissed == 0 and later.advisory.findings == [loop]
@@ -312,15 +309,16 @@ async def test_a_push_that_fixes_a_finding_closes_its_thread(
     login = await app.app_login()
     loop = finding("Unbounded retry loop", 3, 4)
     await publish_inline(
-        client, 1, HEAD, advisory(loop), DiffLines.from_diff(DIFF), db,
+        GitHubForge(client), 1, HEAD, advisory(loop), DiffLines.from_diff(DIFF), db,
         bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     fake.push(REPO, 1, head_sha=FIXED_HEAD, diff=FIXED_DIFF)
     reviews_of(fake).forbid_resolve = forbidden
     for _ in range(2):  # the second review finds it closed already
         fixed = await publish_inline(
-            client, 1, FIXED_HEAD, advisory(deliberation="d-2"), DiffLines.from_diff(FIXED_DIFF),
-            db, bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
+            GitHubForge(client), 1, FIXED_HEAD, advisory(deliberation="d-2"),
+            DiffLines.from_diff(FIXED_DIFF), db,
+            bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
         )  # fmt: skip
     (row,) = await pr_findings(db, REPO, 1)
     assert row.status == "fixed" and row.fixed_sha == FIXED_HEAD
@@ -341,12 +339,12 @@ async def test_a_still_open_finding_on_an_unchanged_line_is_not_fixed(
     login = await app.app_login()
     lines = DiffLines.from_diff(DIFF)
     await publish_inline(
-        client, 1, HEAD, advisory(finding("Division by zero", 22)), lines, db,
+        GitHubForge(client), 1, HEAD, advisory(finding("Division by zero", 22)), lines, db,
         bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     fake.push(REPO, 1, head_sha=FIXED_HEAD, diff=DIFF)  # another push, the line as it was
     result = await publish_inline(
-        client, 1, FIXED_HEAD, advisory(deliberation="d-2"), lines, db,
+        GitHubForge(client), 1, FIXED_HEAD, advisory(deliberation="d-2"), lines, db,
         bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     assert result.fixed.resolved == 0
@@ -398,7 +396,7 @@ async def test_the_workflow_token_without_a_store_replies_fixed_once(fake: FakeG
     loop = finding("Unbounded retry loop", 3, 4)
     async with RepoClient.from_token("ghs_workflow", REPO, settings) as workflow:
         first = await publish_inline(
-            workflow, 1, HEAD, advisory(loop), DiffLines.from_diff(DIFF), None,
+            GitHubForge(workflow), 1, HEAD, advisory(loop), DiffLines.from_diff(DIFF), None,
             bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
         )  # fmt: skip
         assert first.posted == 1
@@ -407,7 +405,7 @@ async def test_the_workflow_token_without_a_store_replies_fixed_once(fake: FakeG
         fake.push(REPO, 1, head_sha=FIXED_HEAD, diff=FIXED_DIFF)
         for _ in range(2):
             later = await publish_inline(
-                workflow, 1, FIXED_HEAD, advisory(deliberation="d-2"),
+                GitHubForge(workflow), 1, FIXED_HEAD, advisory(deliberation="d-2"),
                 DiffLines.from_diff(FIXED_DIFF), None, bot_login=login, pr_author=AUTHOR,
                 can_resolve_threads=True,
             )  # fmt: skip
