@@ -40,8 +40,11 @@ class InlineRequest:
     pr_diff: str | None = None  # the PR's diff as the review read it; None: fetched here
 
 
-async def has_inline_history(db: Database, repo: str, pr: int) -> bool:
-    """An earlier run posted review comments here, or a person dismissed a finding."""
+async def has_inline_history(db: Database | None, repo: str, pr: int) -> bool:
+    """An earlier run posted review comments here, or a person dismissed a finding (as
+    far as the store knows: without one, nothing)."""
+    if db is None:
+        return False
     known = await pr_findings(db, repo, pr)
     return any(f.review_comment_id is not None or f.status == "dismissed" for f in known)
 
@@ -51,7 +54,7 @@ async def follow_up(
     pull: PullInfo,
     advisory: Advisory,
     inline: InlineRequest,
-    db: Database,
+    db: Database | None,
     *,
     bot_login: str,
 ) -> Advisory:
