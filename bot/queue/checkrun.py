@@ -14,6 +14,7 @@ import asyncio
 from bot.github.publish import CheckRunPublisher
 from bot.metrics import OUTCOMES
 from bot.pr.failures import explain_failure
+from bot.pr.followup.tracked import carried_verdict
 from bot.pr.notes import convening
 from bot.queue.jobcontext import JobContext
 from bot.queue.jobs import job_timeout_s
@@ -22,7 +23,6 @@ from bot.render import render_check_run
 from bot.render.checks import CheckRunOutput
 from bot.render.conclusion import Gate, conclusion_for
 from bot.review import Advisory, ProgressEvent, Resolution
-from bot.review.tracked import carried_verdict
 from bot.store.records import DeliberationRecord, DeliberationStatus, record_publication, set_status
 
 

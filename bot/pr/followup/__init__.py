@@ -2,7 +2,10 @@
 dismissals people made, and the threads of fixed findings closed; once for the App and the
 Action (`step.follow_up`), through the forge seam (bot/forge/protocol.py).
 
-Opt-in (`inline_comments: true` in `.github/council.yml`, or `/council --inline` for one
+`tracked` follows a pull request's findings across its reviews in the store: whether a push
+is reviewed incrementally, and after a review what it raised and what the new commits fixed.
+
+Inline comments are opt-in (`inline_comments: true` in `.github/council.yml`, or `/council --inline` for one
 run). `inline.publish_inline` does it in this order:
 
 1. **Dismissed** findings are read first (`dismissals`): a thread of ours that a person
