@@ -5,8 +5,8 @@ Action (`step.follow_up`), through the forge seam (bot/forge/protocol.py).
 `tracked` follows a pull request's findings across its reviews in the store: whether a push
 is reviewed incrementally, and after a review what it raised and what the new commits fixed.
 
-Inline comments are opt-in (`inline_comments: true` in `.github/council.yml`, or `/council --inline` for one
-run). `inline.publish_inline` does it in this order:
+Inline comments are opt-in (`inline_comments: true` in `.github/council.yml`, or
+`/council --inline` for one run). `inline.publish_inline` does it in this order:
 
 1. **Dismissed** findings are read first (`dismissals`): a thread of ours that a person
    resolved (not the bot itself), or a thumbs-down on our comment, dismisses its finding
