@@ -127,7 +127,7 @@ def restrict(compare_diff: str, pr_diff: str) -> str:
 def added_lines(diff: str) -> dict[str, dict[int, str]]:
     """Per file at head, the lines of its hunks, added and context (a finding may sit on
     either: bot/review/anchors.py): new-side line number -> text, as the inline comments
-    read them (bot/review/inline.py `DiffLines`), so both give a finding one fingerprint."""
+    read them (bot/review/anchors.py `DiffLines`), so both give a finding one fingerprint."""
     found: dict[str, dict[int, str]] = {}
     for f in parse_diff(diff):
         path = _new_path(f)
