@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from bot.context.diff import Hunk, ParsedFile, parse_diff
 from bot.council.scope import EarlierFinding, Rereview
+from bot.review.anchors import DiffLines
 from bot.review.fingerprints import fingerprint
 
 if TYPE_CHECKING:
@@ -127,18 +128,8 @@ def restrict(compare_diff: str, pr_diff: str) -> str:
 def added_lines(diff: str) -> dict[str, dict[int, str]]:
     """Per file at head, the lines of its hunks, added and context (a finding may sit on
     either: bot/review/anchors.py): new-side line number -> text, as the inline comments
-    read them (bot/review/anchors.py `DiffLines`), so both give a finding one fingerprint."""
-    found: dict[str, dict[int, str]] = {}
-    for f in parse_diff(diff):
-        path = _new_path(f)
-        if path is None:
-            continue
-        lines = found.setdefault(path, {})
-        for hunk in f.hunks:
-            for (kind, _, new), text in zip(_walk(hunk), hunk.lines, strict=True):
-                if kind in ("+", " "):
-                    lines[new] = text[1:]
-    return found
+    read them (they are `DiffLines.text`), so both give a finding one fingerprint."""
+    return {path: dict(lines) for path, lines in DiffLines.from_diff(diff).text.items()}
 
 
 def removed_lines(diff: str) -> dict[str, set[int]]:
