@@ -20,7 +20,7 @@ call goes through the client's retry loop and pacing like every other.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from githubkit.exception import GraphQLFailed
 
@@ -39,8 +39,6 @@ __all__ = [
 
 PER_PAGE = 100
 MAX_PAGES = 30  # 3,000 review comments: past that a PR is not read further
-
-Side = Literal["RIGHT"]
 
 
 def _pulls(client: RepoClient, pr: int) -> str:
