@@ -128,7 +128,8 @@ class Forge(Protocol):
         ...
 
     async def resolve_thread(self, thread_id: str) -> bool:
-        """The thread resolved; False when these credentials may not resolve it."""
+        """The thread resolved; False when these credentials may not resolve it (a forge
+        without `Capabilities.resolve_threads` answers False; the service does not ask)."""
         ...
 
     async def can_write(self, login: str) -> bool:
