@@ -41,6 +41,7 @@ from bot.github.publish import CheckRunPublisher
 from bot.pr.admission import DENIED, Admitted, Skip, admit_automatic
 from bot.pr.comment import COMMENT_WAIT_S
 from bot.pr.failures import explain_failure
+from bot.pr.followup.step import InlineRequest, follow_up
 from bot.pr.notes import help_text
 from bot.pr.review import available_models, open_record, review_options, without_verdict
 from bot.pr.status import StatusRun
@@ -48,7 +49,6 @@ from bot.providers import ProviderError, ProviderRegistry
 from bot.queue.jobs import JobRequest
 from bot.render.checks import CHECK_RUN_NAME
 from bot.review.assemble import PreparedReview, ReviewError, prepare_review
-from bot.review.inline import DiffLines, publish_inline
 from bot.review.inputs import review_topic
 from bot.review.local import NothingToReview
 from bot.review.pull import pull_setup, read_repo_config
@@ -340,33 +340,18 @@ class _Review:
         return await self._publish(check, advisory)
 
     async def _inline(self, prepared: PreparedReview, advisory: Advisory, db: Database) -> Advisory:
-        """Findings as review comments, as in the App; the workflow token cannot resolve a
-        thread, so a fixed finding's thread gets a "Fixed in <sha>" reply. The run's store
-        lasts one run: the comments' hidden markers keep duplicates and dismissals apart.
-        Best effort: GitHub failing here never keeps the advisory from being published."""
+        """The follow-up step, as in the App (bot/pr/followup/step.py); the workflow token
+        cannot resolve a thread, so a fixed finding's thread gets a "Fixed in <sha>" reply.
+        The run's store lasts one run: the comments' hidden markers keep duplicates and
+        dismissals apart."""
+        inline = InlineRequest(
+            post=True,
+            min_severity=self.setup.config.inline_min_severity,
+            changed_lines=prepared.built.hunk_lines,
+            pr_diff=prepared.pr_diff,
+        )
         pull = self.admitted.pull
-        try:
-            text = prepared.pr_diff
-            if text is None:
-                text = (await self.forge.diff(pull.number)).text
-            lines = DiffLines.from_diff(text, prepared.built.hunk_lines)
-            result = await publish_inline(
-                self.forge.client,
-                pull.number,
-                pull.head_sha,
-                advisory,
-                lines,
-                db,
-                bot_login=self.env.login,
-                pr_author=pull.author_login,
-                can_resolve_threads=self.forge.capabilities.resolve_threads,
-                min_severity=self.setup.config.inline_min_severity,
-                post=True,
-            )
-        except GitHubError as error:
-            log.warning("action_inline_failed", pr=pull.number, error=str(error))
-            return advisory
-        return result.advisory
+        return await follow_up(self.forge, pull, advisory, inline, db, bot_login=self.env.login)
 
     async def _publish(self, check: StatusRun, advisory: Advisory) -> Outcome:
         """The comment, then the check run with the verdict. A comment GitHub will not

@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import Literal, Protocol, Self
 
 from bot.forge.errors import ForgeError
+from bot.forge.reviews import LineComment, ReviewComment, ReviewThread
 from bot.forge.types import Comparison, PostedComment, PullDiff, PullInfo
 from bot.render.checks import CheckRunAction, CheckRunOutput
 from bot.render.conclusion import Conclusion
@@ -204,4 +205,38 @@ class Forge(Protocol):
     @property
     def org_config_repo(self) -> str:
         """The repository where the organization keeps its configuration ("owner/name")."""
+        ...
+
+    # review comments and threads (docs/architecture.md "The forge seam": each method's
+    # GitLab and Gitea/Forgejo equivalent, or its fallback)
+
+    async def review_comments(self, pr: int) -> list[ReviewComment]:
+        """Every review comment of the pull request, replies too, oldest first."""
+        ...
+
+    async def review_threads(self, pr: int) -> list[ReviewThread]: ...
+
+    async def post_review(
+        self, pr: int, *, commit_id: str, body: str, comments: Sequence[LineComment]
+    ) -> int:
+        """One review that only comments (never approves or requests changes), a comment
+        per finding on its lines; returns its id. The forge refuses the whole review when
+        one comment is not on lines of the diff."""
+        ...
+
+    async def reply_in_thread(self, pr: int, comment_id: int, body: str) -> int:
+        """A reply in the thread that review comment `comment_id` opened; the reply's id."""
+        ...
+
+    async def review_comment_reactions(self, comment_id: int) -> list[tuple[str, str]]:
+        """(content, login) of each reaction to a review comment ("-1": a thumbs-down)."""
+        ...
+
+    async def resolve_thread(self, thread_id: str) -> bool:
+        """The thread resolved; False when these credentials may not resolve it (a forge
+        without `Capabilities.resolve_threads` answers False; the service does not ask)."""
+        ...
+
+    async def can_write(self, login: str) -> bool:
+        """`login` may write to the repository: their dismissal of a finding counts."""
         ...

@@ -18,17 +18,26 @@ from bot.forge import (
     Reaction,
     RefFiles,
 )
+from bot.forge.reviews import LineComment, ReviewComment, ReviewThread
 from bot.github.client import RepoClient
 from bot.github.errors import GitHubError
 from bot.github.fetch import commit_messages, fetch_diff, fetch_pull
 from bot.github.files_diff import compare
-from bot.github.permissions import can_trigger
+from bot.github.permissions import can_trigger, can_write
 from bot.github.publish import (
     CheckRunPublisher,
     comment_too_long,
     react,
     reply,
     upsert_sticky_comment,
+)
+from bot.github.reviews import (
+    create_review,
+    list_review_comments,
+    reply_in_thread,
+    resolve_thread,
+    review_comment_reactions,
+    review_threads,
 )
 from bot.github.snapshot import Snapshot, read_agents, read_config
 
@@ -113,3 +122,42 @@ class GitHubForge:
     def org_config_repo(self) -> str:
         """GitHub: the organization's `.github` repository."""
         return f"{self.client.owner}/.github"
+
+    # review comments and threads
+
+    async def review_comments(self, pr: int) -> list[ReviewComment]:
+        return await list_review_comments(self.client, pr)
+
+    async def review_threads(self, pr: int) -> list[ReviewThread]:
+        return await review_threads(self.client, pr)
+
+    async def post_review(
+        self, pr: int, *, commit_id: str, body: str, comments: Sequence[LineComment]
+    ) -> int:
+        fields = [_on_the_right(c) for c in comments]
+        return await create_review(self.client, pr, commit_id=commit_id, body=body, comments=fields)
+
+    async def reply_in_thread(self, pr: int, comment_id: int, body: str) -> int:
+        return await reply_in_thread(self.client, pr, comment_id, body)
+
+    async def review_comment_reactions(self, comment_id: int) -> list[tuple[str, str]]:
+        return await review_comment_reactions(self.client, comment_id)
+
+    async def resolve_thread(self, thread_id: str) -> bool:
+        return await resolve_thread(self.client, thread_id)
+
+    async def can_write(self, login: str) -> bool:
+        return await can_write(self.client, login)
+
+
+def _on_the_right(comment: LineComment) -> dict[str, object]:
+    """GitHub's fields for a comment on the diff's new side ("RIGHT")."""
+    fields: dict[str, object] = {
+        "path": comment.path,
+        "line": comment.line,
+        "side": "RIGHT",
+        "body": comment.body,
+    }
+    if comment.start_line is not None:
+        fields.update(start_line=comment.start_line, start_side="RIGHT")
+    return fields

@@ -1,6 +1,7 @@
 """Pull request reviews: review comments, their replies and reactions, and review threads.
 
-What inline findings need from GitHub (`bot.review.inline` decides what to post):
+What inline findings need from GitHub (`bot.pr.followup` decides what to post), behind
+`GitHubForge` (bot/github/forge.py); the types are the seam's (bot/forge/reviews.py):
 
 - `create_review`: ONE review with event COMMENT (never APPROVE or REQUEST_CHANGES: the
   council advises) and a comment per line. GitHub refuses the whole review (422 "Line could
@@ -22,14 +23,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from githubkit.exception import GraphQLFailed
-from pydantic import BaseModel, ConfigDict
 
+from bot.forge.reviews import ReviewComment, ReviewThread
 from bot.github.client import RepoClient
 from bot.github.errors import GitHubAuthError, GitHubError, github_errors
 
 __all__ = [
-    "ReviewComment",
-    "ReviewThread",
     "create_review",
     "list_review_comments",
     "reply_in_thread",
@@ -40,27 +39,6 @@ __all__ = [
 
 PER_PAGE = 100
 MAX_PAGES = 30  # 3,000 review comments: past that a PR is not read further
-
-
-class ReviewComment(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    id: int
-    node_id: str = ""
-    path: str = ""
-    line: int | None = None
-    body: str = ""
-    user: str | None = None
-    in_reply_to_id: int | None = None
-
-
-class ReviewThread(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    id: str  # the GraphQL node id (what resolveReviewThread takes)
-    is_resolved: bool
-    resolved_by: str | None  # login of who resolved it
-    first_comment_id: int | None  # REST id of the thread's first comment
 
 
 def _pulls(client: RepoClient, pr: int) -> str:

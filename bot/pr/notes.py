@@ -8,7 +8,8 @@ only after admission, so their problems join the summary with the setup.
 from __future__ import annotations
 
 from bot.commands import GRAMMAR_HELP
-from bot.config import AGENTS_DIR, ConfigResult, render_effective
+from bot.config import AGENTS_DIR, ConfigResult
+from bot.config.show import render_effective
 from bot.review.setup import RepoSetup
 from bot.safety.markdown import sanitize_inline
 

@@ -16,6 +16,7 @@ from bot.council.engine import ProgressEvent
 from bot.github.publish import CheckRunPublisher
 from bot.metrics import OUTCOMES
 from bot.pr.failures import explain_failure
+from bot.pr.followup.tracked import carried_verdict
 from bot.pr.notes import convening
 from bot.queue.jobcontext import JobContext
 from bot.queue.jobs import job_timeout_s
@@ -23,7 +24,6 @@ from bot.queue.links import transcript_url
 from bot.render import render_check_run
 from bot.render.checks import CheckRunOutput
 from bot.render.conclusion import Gate, conclusion_for
-from bot.review.tracked import carried_verdict
 from bot.store.deliberations import (
     DeliberationRecord,
     DeliberationStatus,

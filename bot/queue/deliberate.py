@@ -19,12 +19,13 @@ from bot.forge import ForgeError
 from bot.metrics import DELIBERATION_SECONDS, GITHUB_REVIEWS_WAITING
 from bot.pr.admission import Admitted, Skip
 from bot.pr.books import record_request, resumes
+from bot.pr.followup.step import InlineRequest
+from bot.pr.followup.tracked import incremental_base, track_findings
 from bot.pr.notes import setup_note
 from bot.pr.review import available_models, open_record, review_options, without_verdict
 from bot.queue.admission import admit, reply_failure
 from bot.queue.checkrun import CheckRunLifecycle
 from bot.queue.deps import WorkerDeps
-from bot.queue.inline_step import InlineRequest
 from bot.queue.jobcontext import AUTOMATIC, JobContext
 from bot.queue.jobs import JobRequest
 from bot.queue.lease import Lease, LeaseLost
@@ -37,7 +38,6 @@ from bot.review.pull import pull_setup
 from bot.review.run import deliberate, registry_preflight
 from bot.review.setup import RepoSetup
 from bot.review.sources import PullSource
-from bot.review.tracked import incremental_base, track_findings
 from bot.store.deliberations import (
     DeliberationRecord,
     DeliberationStatus,

@@ -47,10 +47,11 @@ from bot.metrics import OUTCOMES
 from bot.pr.books import record_deferred, record_published
 from bot.pr.comment import COMMENT_WAIT_S, INLINE_WAIT_S, post_sticky
 from bot.pr.failures import explain_failure, missing_permission
+from bot.pr.followup.step import InlineRequest
 from bot.pr.notes import setup_note
 from bot.queue.checkrun import CheckRunLifecycle
 from bot.queue.deps import WorkerDeps
-from bot.queue.inline_step import InlineRequest, inline_step
+from bot.queue.inline_step import inline_step
 from bot.queue.jobcontext import JobContext
 from bot.queue.links import transcript_url
 from bot.render import conclusion_for, render_check_run, render_comment
@@ -110,7 +111,7 @@ async def publish(
     if inline is not None:
         try:
             advisory = await asyncio.wait_for(
-                inline_step(ctx, pull, advisory, inline), INLINE_WAIT_S
+                inline_step(ctx, GitHubForge(ctx.client), pull, advisory, inline), INLINE_WAIT_S
             )
         except TimeoutError:  # review comments are extras; the verdict is not
             log.warning("inline_step_slow", deliberation_id=record.id, waited_s=INLINE_WAIT_S)

@@ -25,24 +25,34 @@ A replacement was written for the lines cited: it is dropped when they moved or 
 clipped. How many findings moved, were clipped or made file-level, and why, is said in the
 advisory's notes. Given a bare mapping of runs per file instead of a context (a caller or a
 test with only the added lines), those runs are the hunk lines and no length is known.
+
+`DiffLines` is where a review comment may go (bot/pr/followup): the diff's right side, each
+file's hunks and the text of their lines, so a finding's lines are placed on one hunk
+(`placement`) and its anchored line's text fingerprints it (`anchor_key`).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pydantic import BaseModel
 
+from bot.context.diff import parse_diff
 from bot.context.models import BuiltContext
 from bot.council.advisory import Advisory
 from bot.council.findings import normalize_path
+from bot.review.fingerprints import fingerprint
+
+if TYPE_CHECKING:
+    from bot.store.findings import PrFinding
 
 NEAR = 3  # lines: how far off a cited line may be and still be moved, not dropped
 
-Outcome = Literal["kept", "clipped", "moved", "file-level"]
+AnchorOutcome = Literal["kept", "clipped", "moved", "file-level"]
 # Why a finding's lines were changed: past the end of the file at head; lines the diff does
 # not show in a file whose length is not known; a file the diff does not touch.
 Reason = Literal["past-end", "unknown-length", "not-in-change"]
@@ -84,7 +94,7 @@ class Placed:
     the head outside every hunk."""
 
     lines: Lines
-    outcome: Outcome
+    outcome: AnchorOutcome
     reason: Reason | None = None
     outside_diff: bool = False
 
@@ -128,7 +138,7 @@ def place(
 
 def anchor(
     path: str, start: int | None, end: int | None, lines: BuiltContext | HeadLines | ChangedLines
-) -> tuple[Lines, Outcome]:
+) -> tuple[Lines, AnchorOutcome]:
     """(start, end) of a finding on `path` checked against the head, and what was done."""
     placed = place(path, start, end, lines)
     return placed.lines, placed.outcome
@@ -148,7 +158,7 @@ def _nearest(first: int, last: int, runs: Sequence[tuple[int, int]]) -> int | No
     return best[1] if best is not None else None
 
 
-Tally = Counter[tuple[Outcome, Reason | None]]
+Tally = Counter[tuple[AnchorOutcome, Reason | None]]
 
 
 def _anchored(item: _M, head: HeadLines, tally: Tally | None) -> _M:
@@ -199,7 +209,7 @@ def anchor_advisory(advisory: Advisory, lines: BuiltContext | HeadLines | Change
     )
 
 
-_DONE: dict[Outcome, str] = {
+_DONE: dict[AnchorOutcome, str] = {
     "moved": "moved to the nearest line of the diff",
     "clipped": "clipped to the lines the file has",
     "file-level": "made file-level",
@@ -211,7 +221,7 @@ _WHY: dict[Reason, str] = {
 }
 
 
-def anchors_note(tally: Mapping[tuple[Outcome, Reason | None], int]) -> str | None:
+def anchors_note(tally: Mapping[tuple[AnchorOutcome, Reason | None], int]) -> str | None:
     """e.g. "Anchors: 1 finding moved to the nearest line of the diff, 1 finding made
     file-level (the lines cited are not in the file at head); 2 findings made file-level
     (the file is not part of this change)."; None when every anchor held (on lines
@@ -234,3 +244,83 @@ def anchors_note(tally: Mapping[tuple[Outcome, Reason | None], int]) -> str | No
 
 def _count(n: int) -> str:
     return f"{n} finding" if n == 1 else f"{n} findings"
+
+
+# -- the diff's lines, where a review comment may go -----------------------------------------
+
+
+@dataclass(frozen=True)
+class DiffLines:
+    """The diff's right side: each file's hunks as (first, last) line ranges, and the text
+    of every line in them; `changed`, when given, limits placements to the lines of the
+    hunks of the diff the review read, added and context (`BuiltContext.hunk_lines`)."""
+
+    hunks: Mapping[str, Sequence[tuple[int, int]]]
+    text: Mapping[str, Mapping[int, str]]
+    changed: Mapping[str, Sequence[tuple[int, int]]] | None = None
+
+    @classmethod
+    def from_diff(
+        cls, diff_text: str, changed: Mapping[str, Sequence[tuple[int, int]]] | None = None
+    ) -> DiffLines:
+        hunks: dict[str, list[tuple[int, int]]] = {}
+        text: dict[str, dict[int, str]] = {}
+        for parsed in parse_diff(diff_text):
+            if parsed.info.binary or not parsed.hunks:
+                continue
+            path = parsed.info.path
+            ranges, lines = hunks.setdefault(path, []), text.setdefault(path, {})
+            for hunk in parsed.hunks:
+                number = hunk.target_start
+                for line in hunk.lines:
+                    if line[:1] in ("+", " ", ""):
+                        lines[number] = line[1:]
+                        number += 1
+                if number > hunk.target_start:
+                    ranges.append((hunk.target_start, number - 1))
+        return cls(hunks=hunks, text=text, changed=changed or None)
+
+    def line(self, path: str, number: int | None) -> str | None:
+        if number is None:
+            return None
+        return self.text.get(path, {}).get(number)
+
+    def _hunk(self, path: str, number: int) -> tuple[int, int] | None:
+        return next((h for h in self.hunks.get(path, ()) if h[0] <= number <= h[1]), None)
+
+    def _read(self, path: str, number: int) -> bool:
+        """Is `number` a line of a hunk of the diff the review read?"""
+        if self.changed is None:
+            return True
+        return any(a <= number <= b for a, b in self.changed.get(path, ()))
+
+    def placement(
+        self, path: str, start: int | None, end: int | None
+    ) -> tuple[int | None, int] | None:
+        """(start_line or None, line) GitHub accepts for the finding's lines, or None."""
+        if start is None:
+            return None
+        last = end if end is not None and end >= start else start
+        hunk = self._hunk(path, last)
+        if hunk is None or not self._read(path, last):
+            return None
+        if last > start and hunk[0] <= start and self._read(path, start):
+            return start, last
+        return None, last
+
+    def has_anchor(self, path: str, key: str) -> bool:
+        return any(anchor_key(path, text) == key for text in self.text.get(path, {}).values())
+
+    def still_there(self, row: PrFinding) -> bool:
+        """Is the finding's anchored line in the diff with the text it was raised on?"""
+        if row.line is None:
+            return row.path in self.hunks
+        return any(
+            fingerprint(row.path, row.title, text) == row.fingerprint
+            for text in self.text.get(row.path, {}).values()
+        )
+
+
+def anchor_key(path: str, code_line: str | None) -> str:
+    line = " ".join((code_line or "").split())
+    return hashlib.sha256(f"{path}\0{line}".encode()).hexdigest()[:16]

@@ -22,12 +22,13 @@ request has never had is new.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from bot.context.diff import Hunk, ParsedFile, parse_diff
 from bot.council.scope import EarlierFinding, Rereview
+from bot.review.anchors import DiffLines
 from bot.review.fingerprints import fingerprint
 
 if TYPE_CHECKING:
@@ -56,100 +57,48 @@ FORCE_PUSHED = (
 OPEN_FINDINGS_KIND = "Findings still open from the last review"
 MAX_OPEN_LISTED = 30
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+def _walk(hunk: Hunk) -> Iterable[tuple[str, int, int]]:
+    """(kind, old line, new line) per body line; kind is " ", "+", "-" or "\\"."""
+    old, new = hunk.source_start, hunk.target_start
+    for line in hunk.lines:
+        kind = line[:1] or " "
+        yield kind, old, new
+        if kind == "+":
+            new += 1
+        elif kind == "-":
+            old += 1
+        elif kind == " ":
+            old += 1
+            new += 1
 
 
-@dataclass
-class _Hunk:
-    header: str
-    lines: list[str]
-    source_start: int
-    target_start: int
-
-    def walk(self) -> Iterable[tuple[str, int, int]]:
-        """(kind, old line, new line) per body line; kind is " ", "+", "-" or "\\"."""
-        old, new = self.source_start, self.target_start
-        for line in self.lines:
-            kind = line[:1] or " "
-            yield kind, old, new
-            if kind == "+":
-                new += 1
-            elif kind == "-":
-                old += 1
-            elif kind == " ":
-                old += 1
-                new += 1
-
-    def touch_points(self) -> set[int]:
-        """New-side lines it adds, and the new-side places where it removes lines."""
-        return {new for kind, _, new in self.walk() if kind in ("+", "-")}
-
-    def changed_span(self) -> tuple[int, int] | None:
-        points = self.touch_points()
-        return (min(points), max(points)) if points else None
+def _touch_points(hunk: Hunk) -> set[int]:
+    """New-side lines it adds, and the new-side places where it removes lines."""
+    return {new for kind, _, new in _walk(hunk) if kind in ("+", "-")}
 
 
-@dataclass
-class _File:
-    old_path: str | None  # None: added
-    new_path: str | None  # None: removed
-    header: list[str]
-    hunks: list[_Hunk] = field(default_factory=list)
-    binary: bool = False
-
-    @property
-    def path(self) -> str:
-        return self.new_path or self.old_path or ""
-
-    def text(self, hunks: Sequence[_Hunk] | None = None) -> str:
-        out = list(self.header)
-        for hunk in self.hunks if hunks is None else hunks:
-            out.append(hunk.header)
-            out += hunk.lines
-        return "\n".join(out) + "\n"
+def _changed_span(hunk: Hunk) -> tuple[int, int] | None:
+    points = _touch_points(hunk)
+    return (min(points), max(points)) if points else None
 
 
-def _side(line: str, prefix: str) -> str | None:
-    name = line[4:].split("\t", 1)[0].strip()
-    if name == "/dev/null":
-        return None
-    return name[len(prefix) :] if name.startswith(prefix) else name
+def _new_path(f: ParsedFile) -> str | None:
+    """The file's path at head; None when the diff removes it."""
+    return None if f.info.change == "deleted" else f.info.path
 
 
-def _parse(diff: str) -> list[_File]:
-    files: list[_File] = []
-    current: _File | None = None
-    hunk: _Hunk | None = None
-    for line in diff.splitlines():
-        if line.startswith("diff --git "):
-            parts = line[len("diff --git ") :].split(" b/", 1)
-            old = parts[0].removeprefix("a/")
-            new = parts[1] if len(parts) == 2 else old
-            current, hunk = _File(old, new, [line]), None
-            files.append(current)
-            continue
-        if current is None:
-            continue
-        match = _HUNK.match(line)
-        if match:
-            hunk = _Hunk(line, [], int(match.group(1)), int(match.group(3)))
-            current.hunks.append(hunk)
-        elif hunk is not None and line[:1] in (" ", "+", "-", "\\", ""):
-            hunk.lines.append(line)
-        else:
-            hunk = None
-            current.header.append(line)
-            if line.startswith("--- "):
-                current.old_path = _side(line, "a/")
-            elif line.startswith("+++ "):
-                current.new_path = _side(line, "b/")
-            elif line.startswith("Binary files "):
-                current.binary = True
-            elif line.startswith("rename from "):
-                current.old_path = line[len("rename from ") :]
-            elif line.startswith("rename to "):
-                current.new_path = line[len("rename to ") :]
-    return files
+def _old_path(f: ParsedFile) -> str | None:
+    """The file's path before; None when the diff adds it."""
+    return None if f.info.change == "added" else (f.info.old_path or f.info.path)
+
+
+def _text(f: ParsedFile, hunks: Sequence[Hunk] | None = None) -> str:
+    out = list(f.header)
+    for hunk in f.hunks if hunks is None else hunks:
+        out.append(hunk.header)
+        out += hunk.lines
+    return "\n".join(out) + "\n"
 
 
 def restrict(compare_diff: str, pr_diff: str) -> str:
@@ -158,38 +107,29 @@ def restrict(compare_diff: str, pr_diff: str) -> str:
     removes falls within the changed lines of one of the PR diff's hunks. A file the PR
     diff has but whose compare entry shows no hunk (binary, no patch) keeps the PR diff's
     own entry."""
-    pr_files = {f.path: f for f in _parse(pr_diff) if f.new_path is not None}
+    pr_files = {f.path: f for f in parse_diff(pr_diff) if _new_path(f) is not None}
     out: list[str] = []
-    for f in _parse(compare_diff):
+    for f in parse_diff(compare_diff):
         mine = pr_files.get(f.path)
-        if mine is None or f.new_path is None:
+        if mine is None or _new_path(f) is None:
             continue  # not in the PR's diff (a base merge), or removed at head
-        spans = [s for s in (h.changed_span() for h in mine.hunks) if s is not None]
+        spans = [s for s in (_changed_span(h) for h in mine.hunks) if s is not None]
         if not f.hunks:
-            out.append(mine.text())
+            out.append(_text(mine))
             continue
         kept = [
-            h for h in f.hunks if any(lo <= p <= hi for p in h.touch_points() for lo, hi in spans)
+            h for h in f.hunks if any(lo <= p <= hi for p in _touch_points(h) for lo, hi in spans)
         ]
         if kept:
-            out.append(f.text(kept))
+            out.append(_text(f, kept))
     return "".join(out)
 
 
 def added_lines(diff: str) -> dict[str, dict[int, str]]:
     """Per file at head, the lines of its hunks, added and context (a finding may sit on
     either: bot/review/anchors.py): new-side line number -> text, as the inline comments
-    read them (bot/review/inline.py `DiffLines`), so both give a finding one fingerprint."""
-    found: dict[str, dict[int, str]] = {}
-    for f in _parse(diff):
-        if f.new_path is None:
-            continue
-        lines = found.setdefault(f.new_path, {})
-        for hunk in f.hunks:
-            for (kind, _, new), text in zip(hunk.walk(), hunk.lines, strict=True):
-                if kind in ("+", " "):
-                    lines[new] = text[1:]
-    return found
+    read them (they are `DiffLines.text`), so both give a finding one fingerprint."""
+    return {path: dict(lines) for path, lines in DiffLines.from_diff(diff).text.items()}
 
 
 def removed_lines(diff: str) -> dict[str, set[int]]:
@@ -197,13 +137,14 @@ def removed_lines(diff: str) -> dict[str, set[int]]:
     (or changes), and the two lines around each place where it only inserts lines (a guard
     added just above a line changes that line's hunk)."""
     found: dict[str, set[int]] = {}
-    for f in _parse(diff):
-        if f.old_path is None:
+    for f in parse_diff(diff):
+        path = _old_path(f)
+        if path is None:
             continue
-        lines = found.setdefault(f.old_path, set())
+        lines = found.setdefault(path, set())
         for hunk in f.hunks:
             previous = " "
-            for kind, old, _ in hunk.walk():
+            for kind, old, _ in _walk(hunk):
                 if kind == "-":
                     lines.add(old)
                 elif kind == "+" and previous not in ("+", "-"):
@@ -214,7 +155,7 @@ def removed_lines(diff: str) -> dict[str, set[int]]:
 
 def touched_files(diff: str) -> set[str]:
     """Old-side paths the diff changes, removes or renames."""
-    return {f.old_path for f in _parse(diff) if f.old_path is not None}
+    return {path for f in parse_diff(diff) if (path := _old_path(f)) is not None}
 
 
 def open_findings_text(findings: Sequence[PrFinding], since: str) -> str:

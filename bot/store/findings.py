@@ -5,7 +5,7 @@ one stays what it was, unless it was `fixed` and is raised again (then it is ope
 re-review marks what a push fixed (`mark`, status `fixed` with the fixing head); a dismissal
 (a thread resolved, a thumbs-down) by a person with write access is `dismissed`, and a
 dismissed finding is never raised on that pull request again (`dismissed_fingerprints`).
-`bot.review.inline` decides whose word counts, and never marks a critical finding
+`bot.pr.followup` decides whose word counts, and never marks a critical finding
 dismissed: it stays open, whoever dismissed it. Inline comments record where they were
 posted (`posted`), so no re-review posts the same finding twice.
 """

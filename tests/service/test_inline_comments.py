@@ -237,7 +237,7 @@ async def test_the_inline_flag_turns_it_on_for_one_run(
 async def test_a_push_re_review_that_fixes_a_finding_resolves_its_thread(
     tmp_path: Path, models: FakeModelServer, fake_github: FakeGitHub
 ) -> None:
-    """The incremental re-review (bot.review.tracked) marks the finding fixed at the new
+    """The incremental re-review (bot.pr.followup.tracked) marks the finding fixed at the new
     head; the inline step resolves the thread it was posted in."""
     gh = fake_github
     seed_github(gh, KEYS[1], labels=("architecture",))

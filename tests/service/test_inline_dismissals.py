@@ -1,6 +1,6 @@
 """Who can dismiss the council's inline findings, through the App (a command in; the review
 comments, the sticky comment and the check run out). The Action's store-less path is in
-tests/unit/review/test_inline_dismissals.py.
+tests/unit/pr/test_followup_dismissals.py.
 
 A thumbs-down on a finding's review comment, or its thread resolved, dismisses the finding
 only when the person may write to the repository (admin, maintain or write, as GitHub's

@@ -27,7 +27,6 @@ BOT = ROOT / "bot"
 MAX_LINES = 600
 
 OVER_600: dict[str, int] = {
-    "bot.review.inline": 792,
 }
 PRIVATE_USES: frozenset[tuple[str, str]] = frozenset()
 CYCLES: frozenset[frozenset[str]] = frozenset()
@@ -247,13 +246,11 @@ GITHUB_KNOWN = frozenset(
         "bot.queue.admission",
         "bot.queue.checkrun",
         "bot.queue.control",
-        "bot.queue.inline_step",
         "bot.queue.jobcontext",
         "bot.queue.outcomes",
         "bot.queue.publishing",
         "bot.queue.readers",
         "bot.queue.reconcile",
-        "bot.review.inline",
     }
 )
 
@@ -314,9 +311,6 @@ MAX_TYPER_COMMANDS = 4
 # when it was first checked, with their lines: each may shrink but not grow, and the list
 # may only shrink - the test fails when an entry is within the limit, so it is taken off.
 LONG_FUNCTIONS: dict[str, int] = {
-    "bot.review.inline._filtered": 77,
-    "bot.review.inline._post": 76,
-    "bot.review.inline.publish_inline": 110,
     "bot.review.run.review_and_record": 64,
 }
 

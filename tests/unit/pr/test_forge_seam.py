@@ -27,6 +27,7 @@ from bot.forge import (
     RefFiles,
 )
 from bot.forge.cache import MemoryBlobCache
+from bot.forge.reviews import LineComment, ReviewComment, ReviewThread
 from bot.pr.admission import Skip, admit_automatic
 from bot.pr.comment import COMMENT_MAX_CHARS, post_sticky
 from bot.pr.review import without_verdict
@@ -214,6 +215,42 @@ class BareForge:
     @property
     def org_config_repo(self) -> str:
         return "group/.council"
+
+    # review comments and threads: each comment its own thread, none resolvable (Gitea's)
+    notes: list[ReviewComment] = field(default_factory=list)
+
+    async def review_comments(self, pr: int) -> list[ReviewComment]:
+        return list(self.notes)
+
+    async def review_threads(self, pr: int) -> list[ReviewThread]:
+        return []
+
+    async def post_review(
+        self, pr: int, *, commit_id: str, body: str, comments: Sequence[LineComment]
+    ) -> int:
+        for c in comments:
+            self.notes.append(
+                ReviewComment(
+                    id=100 + len(self.notes), path=c.path, line=c.line, body=c.body, user="council"
+                )
+            )
+        return 1
+
+    async def reply_in_thread(self, pr: int, comment_id: int, body: str) -> int:
+        reply = ReviewComment(
+            id=100 + len(self.notes), body=body, user="council", in_reply_to_id=comment_id
+        )
+        self.notes.append(reply)
+        return reply.id
+
+    async def review_comment_reactions(self, comment_id: int) -> list[tuple[str, str]]:
+        return []
+
+    async def resolve_thread(self, thread_id: str) -> bool:
+        return False
+
+    async def can_write(self, login: str) -> bool:
+        return True
 
 
 def test_the_bare_forge_is_a_forge_without_the_optional_parts() -> None:

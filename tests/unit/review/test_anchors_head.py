@@ -22,11 +22,12 @@ from hypothesis import strategies as st
 from bot.context import BuiltContext, PullRequestMeta, build_context
 from bot.council.advisory import Advisory, MergedFinding, Resolution, TopFinding
 from bot.github import RepoClient
+from bot.github.forge import GitHubForge
+from bot.pr.followup.inline import publish_inline
 from bot.render import render_check_run, render_comment
 from bot.render.terminal import render_text
 from bot.render.transcript import transcript_html
-from bot.review.anchors import HeadLines, anchor_advisory, place
-from bot.review.inline import DiffLines, publish_inline
+from bot.review.anchors import DiffLines, HeadLines, anchor_advisory, place
 from tests.support.diffs import diff_of
 from tests.support.github_app import github_app
 from tests.support.github_reviews import reviews_of
@@ -297,7 +298,7 @@ async def test_the_finding_outside_the_diff_is_not_posted_inline(
     anchored = anchor_advisory(_advisory(SET_EXTENDED, CONTEXT), built())
     lines = DiffLines.from_diff(DIFF, built().hunk_lines)
     result = await publish_inline(
-        client, 1, HEAD, anchored, lines, None,
+        GitHubForge(client), 1, HEAD, anchored, lines, None,
         bot_login=fake.app_login, pr_author="octocat", can_resolve_threads=True,
     )  # fmt: skip
     assert (result.posted, result.off_diff, result.error) == (1, 1, None)
@@ -327,8 +328,8 @@ async def test_the_fake_refuses_a_line_outside_the_diff_as_github_does(
 def test_a_finding_on_a_context_line_has_one_fingerprint_tracked_and_posted() -> None:
     """The store records a finding by its tracked fingerprint and, posted inline, by the
     comment's: on a context line both read that line's text (one row, not two)."""
+    from bot.pr.followup.markers import finding_fingerprint
     from bot.review.fingerprints import fingerprint
-    from bot.review.inline import finding_fingerprint
     from bot.review.rereview import FindingTracking, added_lines
 
     (tracked,) = FindingTracking(added=added_lines(DIFF)).raised([CONTEXT])

@@ -1,7 +1,8 @@
 """Inline review comments: which lines GitHub accepts (checked against the diff before
 posting), the comment a person sees, fingerprints found again from the comments, and
 `publish_inline` against the fake GitHub (posted once, dismissed, fixed: resolved or
-replied to)."""
+replied to); the forge seam's review comments and threads (`GitHubForge` over the fake
+GitHub), and the follow-up step on a forge that cannot resolve threads."""
 
 from __future__ import annotations
 
@@ -12,17 +13,17 @@ import httpx
 import pytest
 
 from bot.council.advisory import Advisory, MergedFinding, Resolution
+from bot.forge.reviews import LineComment
 from bot.github import GitHubApp, RepoClient
 from bot.github.errors import GitHubValidationError
+from bot.github.forge import WORKFLOW, GitHubForge
 from bot.github.reviews import create_review, list_review_comments
+from bot.pr.followup.inline import publish_inline
+from bot.pr.followup.markers import comment_body, finding_fingerprint, marker_fingerprint
+from bot.pr.followup.step import InlineRequest, follow_up
+from bot.review.anchors import DiffLines
 from bot.review.fingerprints import fingerprint
-from bot.review.inline import (
-    DiffLines,
-    comment_body,
-    finding_fingerprint,
-    marker_fingerprint,
-    publish_inline,
-)
+from bot.settings import Settings
 from bot.store import Database
 from bot.store.findings import pr_findings
 from tests.support.github_app import github_app
@@ -34,6 +35,7 @@ from tests.support.github_reviews import (
     reviews_of,
 )
 from tests.support.github_server import INSTALLATION_ID, REPO, FakeGitHub, install_app
+from tests.unit.pr.test_forge_seam import BareForge
 
 HEAD = "1234" * 10
 FIXED_HEAD = "5678" * 10
@@ -227,7 +229,7 @@ async def test_posted_once_and_off_diff_findings_stay_out(
     nit = finding("Name it better", 3, severity="minor")
     off = finding("Somewhere else", 10)  # not a diff line (the anchors would not leave it)
     first = await publish_inline(
-        client, 1, HEAD, advisory(loop, crash, nit, off), lines, db,
+        GitHubForge(client), 1, HEAD, advisory(loop, crash, nit, off), lines, db,
         bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     assert (first.posted, first.off_diff, first.dismissed) == (2, 1, 0)
@@ -244,8 +246,8 @@ async def test_posted_once_and_off_diff_findings_stay_out(
         assert stored[fp].thread_node_id == f"PRRT_{c.id}"
 
     again = await publish_inline(
-        client, 1, HEAD, advisory(loop, crash, nit, off, deliberation="d-2"), lines, db,
-        bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
+        GitHubForge(client), 1, HEAD, advisory(loop, crash, nit, off, deliberation="d-2"),
+        lines, db, bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     assert (again.posted, again.already) == (0, 2)
     assert len(reviews_of(fake).reviews(REPO, 1)) == 1
@@ -253,7 +255,7 @@ async def test_posted_once_and_off_diff_findings_stay_out(
 
     # Without the store, the markers alone keep it from posting twice.
     no_store = await publish_inline(
-        client, 1, HEAD, advisory(loop, crash), lines, None,
+        GitHubForge(client), 1, HEAD, advisory(loop, crash), lines, None,
         bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     assert (no_store.posted, no_store.already) == (0, 2)
@@ -266,7 +268,7 @@ async def test_a_person_dismisses_by_resolving_or_thumbs_down(
     lines = DiffLines.from_diff(DIFF)
     loop, crash = finding("Unbounded retry loop", 3, 4), finding("Division by zero", 22)
     await publish_inline(
-        client, 1, HEAD, advisory(loop, crash), lines, db,
+        GitHubForge(client), 1, HEAD, advisory(loop, crash), lines, db,
         bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     first, second = reviews_of(fake).comments(REPO, 1)
@@ -276,7 +278,7 @@ async def test_a_person_dismisses_by_resolving_or_thumbs_down(
     react_as(fake, second.id, "-1", "bob")
     react_as(fake, second.id, "+1", "carol")
     later = await publish_inline(
-        client, 1, HEAD, advisory(loop, crash), lines, db,
+        GitHubForge(client), 1, HEAD, advisory(loop, crash), lines, db,
         bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     assert later.dismissed == 2 and later.advisory.findings == []
@@ -292,14 +294,14 @@ async def test_the_bot_resolving_its_own_thread_is_not_a_dismissal(
     lines = DiffLines.from_diff(DIFF)
     loop = finding("Unbounded retry loop", 3, 4)
     await publish_inline(
-        client, 1, HEAD, advisory(loop), lines, db,
+        GitHubForge(client), 1, HEAD, advisory(loop), lines, db,
         bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     (comment,) = reviews_of(fake).comments(REPO, 1)
     react_as(fake, comment.id, "-1", login)  # its own reaction does not count either
     resolve_as(fake, comment.id, login)
     later = await publish_inline(
-        client, 1, HEAD, advisory(loop), lines, db,
+        GitHubForge(client), 1, HEAD, advisory(loop), lines, db,
         bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     assert later.dismissed == 0 and later.advisory.findings == [loop]
@@ -312,15 +314,16 @@ async def test_a_push_that_fixes_a_finding_closes_its_thread(
     login = await app.app_login()
     loop = finding("Unbounded retry loop", 3, 4)
     await publish_inline(
-        client, 1, HEAD, advisory(loop), DiffLines.from_diff(DIFF), db,
+        GitHubForge(client), 1, HEAD, advisory(loop), DiffLines.from_diff(DIFF), db,
         bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     fake.push(REPO, 1, head_sha=FIXED_HEAD, diff=FIXED_DIFF)
     reviews_of(fake).forbid_resolve = forbidden
     for _ in range(2):  # the second review finds it closed already
         fixed = await publish_inline(
-            client, 1, FIXED_HEAD, advisory(deliberation="d-2"), DiffLines.from_diff(FIXED_DIFF),
-            db, bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
+            GitHubForge(client), 1, FIXED_HEAD, advisory(deliberation="d-2"),
+            DiffLines.from_diff(FIXED_DIFF), db,
+            bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
         )  # fmt: skip
     (row,) = await pr_findings(db, REPO, 1)
     assert row.status == "fixed" and row.fixed_sha == FIXED_HEAD
@@ -341,12 +344,12 @@ async def test_a_still_open_finding_on_an_unchanged_line_is_not_fixed(
     login = await app.app_login()
     lines = DiffLines.from_diff(DIFF)
     await publish_inline(
-        client, 1, HEAD, advisory(finding("Division by zero", 22)), lines, db,
+        GitHubForge(client), 1, HEAD, advisory(finding("Division by zero", 22)), lines, db,
         bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     fake.push(REPO, 1, head_sha=FIXED_HEAD, diff=DIFF)  # another push, the line as it was
     result = await publish_inline(
-        client, 1, FIXED_HEAD, advisory(deliberation="d-2"), lines, db,
+        GitHubForge(client), 1, FIXED_HEAD, advisory(deliberation="d-2"), lines, db,
         bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
     )  # fmt: skip
     assert result.fixed.resolved == 0
@@ -390,15 +393,13 @@ async def test_the_workflow_token_without_a_store_replies_fixed_once(fake: FakeG
     """The Action: a workflow's GITHUB_TOKEN (github-actions[bot]) and a store that lasts one
     run. The markers alone keep a finding from being posted twice and tell it was fixed;
     GitHub refuses the token the thread's resolution, so the bot replies in it."""
-    from bot.settings import Settings
-
     fake.add_token("ghs_workflow", login="github-actions[bot]")
     settings = Settings(_env_file=None, github_api_url=fake.url, content_pacing_s=0)
     login = "github-actions[bot]"
     loop = finding("Unbounded retry loop", 3, 4)
     async with RepoClient.from_token("ghs_workflow", REPO, settings) as workflow:
         first = await publish_inline(
-            workflow, 1, HEAD, advisory(loop), DiffLines.from_diff(DIFF), None,
+            GitHubForge(workflow), 1, HEAD, advisory(loop), DiffLines.from_diff(DIFF), None,
             bot_login=login, pr_author=AUTHOR, can_resolve_threads=True,
         )  # fmt: skip
         assert first.posted == 1
@@ -407,7 +408,7 @@ async def test_the_workflow_token_without_a_store_replies_fixed_once(fake: FakeG
         fake.push(REPO, 1, head_sha=FIXED_HEAD, diff=FIXED_DIFF)
         for _ in range(2):
             later = await publish_inline(
-                workflow, 1, FIXED_HEAD, advisory(deliberation="d-2"),
+                GitHubForge(workflow), 1, FIXED_HEAD, advisory(deliberation="d-2"),
                 DiffLines.from_diff(FIXED_DIFF), None, bot_login=login, pr_author=AUTHOR,
                 can_resolve_threads=True,
             )  # fmt: skip
@@ -422,3 +423,96 @@ async def test_the_workflow_token_without_a_store_replies_fixed_once(fake: FakeG
         if "resolveReviewThread" in str((c.json or {}).get("query"))
     ]
     assert len(forbidden) == 1  # tried once, FORBIDDEN, then replied
+
+
+# -- the forge seam's review comments and threads ----------------------------------------------
+
+
+@pytest.fixture
+async def forge(app: GitHubApp) -> AsyncIterator[GitHubForge]:
+    async with app.for_installation(INSTALLATION_ID, REPO) as client:
+        yield GitHubForge(client)
+
+
+async def test_a_review_on_lines_of_the_diff_and_its_comments_read_back(
+    fake: FakeGitHub, forge: GitHubForge
+) -> None:
+    comments = [
+        LineComment(path="app/retry.py", line=4, body="a range", start_line=3),
+        LineComment(path="app/retry.py", line=22, body="one line"),
+    ]
+    review_id = await forge.post_review(1, commit_id=HEAD, body="two", comments=comments)
+    (review,) = reviews_of(fake).reviews(REPO, 1)
+    assert review.id == review_id and review.event == "COMMENT"
+    posted = [(c.start_line, c.line) for c in reviews_of(fake).comments(REPO, 1)]
+    assert posted == [(3, 4), (None, 22)]
+    sent = fake.calls_to("POST", rf"/repos/{REPO}/pulls/1/reviews")[0].json or {}
+    assert {c["side"] for c in sent["comments"]} == {"RIGHT"}
+    assert sent["comments"][0]["start_side"] == "RIGHT"
+
+    read = await forge.review_comments(1)
+    assert [(c.path, c.line, c.body) for c in read] == [
+        ("app/retry.py", 4, "a range"),
+        ("app/retry.py", 22, "one line"),
+    ]
+    assert {c.user for c in read} == {fake.app_login}
+    first = read[0].id
+    reply = await forge.reply_in_thread(1, first, "Fixed in 5678567.")
+    replies = [c for c in await forge.review_comments(1) if c.in_reply_to_id == first]
+    assert [(c.id, c.body) for c in replies] == [(reply, "Fixed in 5678567.")]
+
+
+async def test_threads_reactions_and_who_may_write(fake: FakeGitHub, forge: GitHubForge) -> None:
+    comments = [LineComment(path="app/retry.py", line=3, body="loop")]
+    await forge.post_review(1, commit_id=HEAD, body="one", comments=comments)
+    (comment,) = await forge.review_comments(1)
+    fake.set_permission(REPO, "maintainer", "write")
+    fake.set_permission(REPO, "reader", "read")
+    react_as(fake, comment.id, "-1", "maintainer")
+    assert await forge.review_comment_reactions(comment.id) == [("-1", "maintainer")]
+    assert await forge.can_write("maintainer") and not await forge.can_write("reader")
+
+    (thread,) = await forge.review_threads(1)
+    assert thread.first_comment_id == comment.id and not thread.is_resolved
+    resolve_as(fake, comment.id, "maintainer")
+    (thread,) = await forge.review_threads(1)
+    assert thread.is_resolved and thread.resolved_by == "maintainer"
+
+
+async def test_the_app_resolves_a_thread_and_a_workflow_token_may_not(
+    fake: FakeGitHub, forge: GitHubForge
+) -> None:
+    comments = [LineComment(path="app/retry.py", line=3, body="loop")]
+    await forge.post_review(1, commit_id=HEAD, body="one", comments=comments)
+    (thread,) = await forge.review_threads(1)
+    assert await forge.resolve_thread(thread.id)
+    assert (await forge.review_threads(1))[0].is_resolved
+
+    fake.add_token("ghs_workflow", login="github-actions[bot]")
+    settings = Settings(_env_file=None, github_api_url=fake.url, content_pacing_s=0)
+    async with RepoClient.from_token("ghs_workflow", REPO, settings) as client:
+        workflow = GitHubForge(client, WORKFLOW)
+        assert not workflow.capabilities.resolve_threads
+        assert await workflow.resolve_thread(thread.id) is False  # FORBIDDEN
+
+
+async def test_a_forge_without_thread_resolution_replies_fixed() -> None:
+    """The same follow-up step on a forge that cannot resolve threads (Gitea's review
+    comments): posted once, and a fixed finding's comment gets "Fixed in <sha>." once."""
+    forge = BareForge()
+    pull = await forge.pull(1)
+    loop = finding("Unbounded retry loop", 3, 4)
+    inline = InlineRequest(post=True, pr_diff=DIFF)
+    first = pull.model_copy(update={"head_sha": HEAD, "author_login": AUTHOR})
+    for _ in range(2):
+        shown = await follow_up(forge, first, advisory(loop), inline, None, bot_login="council")
+    assert [c.line for c in forge.notes] == [4]  # posted once: the marker found it again
+    assert shown.notes[0] == "1 finding posted as a review comment on its line."
+
+    fixed = pull.model_copy(update={"head_sha": FIXED_HEAD, "author_login": AUTHOR})
+    after = InlineRequest(post=True, pr_diff=FIXED_DIFF)
+    for _ in range(2):
+        review = advisory(deliberation="d-2")
+        await follow_up(forge, fixed, review, after, None, bot_login="council")
+    replies = [c.body for c in forge.notes if c.in_reply_to_id is not None]
+    assert replies == [f"Fixed in {FIXED_HEAD[:7]}."]

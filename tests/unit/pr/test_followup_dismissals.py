@@ -11,11 +11,14 @@ import pytest
 
 from bot.council.resolution import CRITICAL_CONDITION
 from bot.github import RepoClient
-from bot.review.inline import DiffLines, InlineResult, publish_inline
+from bot.github.forge import GitHubForge
+from bot.pr.followup.inline import publish_inline
+from bot.pr.followup.state import InlineResult
+from bot.review.anchors import DiffLines
 from bot.settings import Settings
 from tests.support.github_reviews import react_as, resolve_as, reviews_of
 from tests.support.github_server import INSTALLATION_ID, REPO, FakeGitHub, install_app
-from tests.unit.review.test_inline import DIFF, HEAD, advisory, finding
+from tests.unit.pr.test_followup_inline import DIFF, HEAD, advisory, finding
 
 BOT = "github-actions[bot]"
 AUTHOR = "octocat"
@@ -46,7 +49,7 @@ async def run(fake: FakeGitHub) -> InlineResult:
     review = advisory(LOOP, CRASH).model_copy(update={"conditions": [CONDITION]})
     async with RepoClient.from_token("ghs_workflow", REPO, settings) as client:
         return await publish_inline(
-            client, 1, HEAD, review, DiffLines.from_diff(DIFF), None,
+            GitHubForge(client), 1, HEAD, review, DiffLines.from_diff(DIFF), None,
             bot_login=BOT, pr_author=AUTHOR, can_resolve_threads=False,
         )  # fmt: skip
 
@@ -125,13 +128,13 @@ async def test_dismissing_a_major_finding_leaves_the_condition_of_a_critical_one
     lines = DiffLines.from_diff(DIFF)
     async with RepoClient.from_token("ghs_workflow", REPO, settings) as client:
         await publish_inline(
-            client, 1, HEAD, review, lines, None,
+            GitHubForge(client), 1, HEAD, review, lines, None,
             bot_login=BOT, pr_author=AUTHOR, can_resolve_threads=False,
         )  # fmt: skip
         major, _ = reviews_of(fake).comments(REPO, 1)
         react_as(fake, major.id, "-1", MAINTAINER)
         later = await publish_inline(
-            client, 1, HEAD, review, lines, None,
+            GitHubForge(client), 1, HEAD, review, lines, None,
             bot_login=BOT, pr_author=AUTHOR, can_resolve_threads=False,
         )  # fmt: skip
     assert later.dismissed == 1 and later.advisory.findings == [CRASH]
