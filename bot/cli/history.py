@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from bot.council.advisory import Advisory
     from bot.council.ledger import LedgerEvent
     from bot.settings import Settings
+    from bot.store.deliberations import DeliberationRecord
     from bot.store.history import UsageStats
-    from bot.store.records import DeliberationRecord
 
 ShowFormat = Literal["markdown", "json", "html"]
 

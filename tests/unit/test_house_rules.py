@@ -26,8 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BOT = ROOT / "bot"
 MAX_LINES = 600
 
-OVER_600: dict[str, int] = {
-}
+OVER_600: dict[str, int] = {}
 PRIVATE_USES: frozenset[tuple[str, str]] = frozenset()
 CYCLES: frozenset[frozenset[str]] = frozenset()
 # A protocol is a module: its name is written as a literal only in bot/council/protocols/.

@@ -14,7 +14,8 @@ from bot.council.schemas import Severity
 from bot.forge.reviews import ReviewComment
 from bot.review.anchors import DiffLines
 from bot.review.fingerprints import fingerprint
-from bot.safety import sanitize_inline, sanitize_markdown, strip_invisible
+from bot.safety import strip_invisible
+from bot.safety.markdown import sanitize_inline, sanitize_markdown
 
 __all__ = [
     "ANCHOR_MARKER",

@@ -11,7 +11,6 @@ import pytest
 from bot.commands import GRAMMAR_HELP, Command, parse_command
 from bot.config.load import load_repo_config
 from bot.config.show import render_effective
-from bot.council.protocols.strategies.critique import counted_verdicts
 from bot.council.protocols import (
     MAX_CRITIQUE_ROUNDS,
     NAMES,

@@ -34,7 +34,6 @@ __all__ = [
     "agreement",
     "critique_points",
     "decide_matrix",
-    "final_verdicts",
     "known_locations",
     "plan_confidence",
     "positions",
