@@ -58,9 +58,9 @@ class Command:
     inline: bool = False  # `--inline`: findings as review comments for this run
 
 
-def _either(names: tuple[str, ...]) -> str:
+def _either(words: tuple[str, ...]) -> str:
     """`a`, `b` or `c`"""
-    quoted = [f"`{name}`" for name in names]
+    quoted = [f"`{word}`" for word in words]
     return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
 

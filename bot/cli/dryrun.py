@@ -36,8 +36,8 @@ def emit(plan: ReviewPlan, output: str, *, show_prompts: bool, to_run: str = RUN
 
 def dry_run_json(plan: ReviewPlan, *, show_prompts: bool = True) -> dict[str, Any]:
     prepared = plan.prepared
-    # Keyword arguments: the keys of the JSON are those of the plan (`board`: the repo's
-    # board settings; `debate`: the debate's plan, when the protocol debates).
+    # `board`: the repository's board settings; `debate`: the debate's plan, when the
+    # protocol debates.
     found: dict[str, Any] = dict(
         protocol=prepared.protocol,
         dry_run=True,
