@@ -30,7 +30,7 @@ and stay on one line; prose of several lines (the recommendation, a seat's summa
 block quote in which no line starts a heading, table, rule, fence or HTML block, so
 nothing a model writes looks like the comment's own verdict, headings or tables. Links
 in the composed comment that do not point into the repository (`repo`, on github.com) are
-shown as text (`bot.safety.defuse_links`): a model must not be able to put a phishing
+shown as text (`bot.safety.links`): a model must not be able to put a phishing
 link under the App's name.
 """
 
@@ -186,7 +186,7 @@ def comment_options(config: CommentKeys) -> CommentOptions:
 
 
 def _block(text: str, limit: int) -> str:
-    """Model prose of several lines as a block quote (`bot.safety.quote_markdown`): no
+    """Model prose of several lines as a block quote (`bot.safety.markdown`): no
     heading, table, rule, fence or HTML of it can pass for the comment's own."""
     return quote_markdown(clip(text, limit))
 
