@@ -29,7 +29,7 @@ and stay on one line; prose of several lines (the recommendation, a seat's summa
 block quote in which no line starts a heading, table, rule, fence or HTML block, so
 nothing a model writes looks like the comment's own verdict, headings or tables. Links
 in the composed comment that do not point into the repository (`repo`, on github.com) are
-shown as text (`bot.safety.defuse_links`): a model must not be able to put a phishing
+shown as text (`bot.safety.links`): a model must not be able to put a phishing
 link under the App's name.
 """
 
