@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from bot.forge.errors import ForgeError
-from bot.forge.types import PostedComment, PullDiff, PullInfo
+from bot.forge.types import PostedComment, PullDiff, PullFile, PullInfo
 from bot.render.checks import CheckRunAction, CheckRunOutput
 from bot.render.conclusion import Conclusion
 
@@ -62,6 +62,7 @@ class StatusReport(Protocol):
     async def cancel(self, check_run_id: int, reason: str) -> None: ...
 
 
+@runtime_checkable
 class Reactions(Protocol):
     """Optional (`Capabilities.reactions`): an emoji on a comment."""
 
@@ -82,6 +83,10 @@ class Forge(Protocol):
     async def pull(self, number: int) -> PullInfo: ...
 
     async def diff(self, number: int) -> PullDiff: ...
+
+    async def compare(self, base: str, head: str) -> list[PullFile]:
+        """The files changed from commit `base` to commit `head`."""
+        ...
 
     async def can_trigger(self, login: str) -> bool:
         """`login` may convene the council (write access, or more)."""

@@ -5,10 +5,18 @@ buttons, and its token cannot resolve a review thread)."""
 
 from __future__ import annotations
 
-from bot.forge import Capabilities, ForgeError, PostedComment, PullDiff, PullInfo, Reaction
+from bot.forge import (
+    Capabilities,
+    ForgeError,
+    PostedComment,
+    PullDiff,
+    PullFile,
+    PullInfo,
+    Reaction,
+)
 from bot.github.client import RepoClient
 from bot.github.errors import GitHubError
-from bot.github.fetch import fetch_diff, fetch_pull
+from bot.github.fetch import compare_files, fetch_diff, fetch_pull
 from bot.github.permissions import can_trigger
 from bot.github.publish import (
     CheckRunPublisher,
@@ -42,6 +50,9 @@ class GitHubForge:
 
     async def diff(self, number: int) -> PullDiff:
         return await fetch_diff(self.client, number)
+
+    async def compare(self, base: str, head: str) -> list[PullFile]:
+        return await compare_files(self.client, base, head)
 
     async def can_trigger(self, login: str) -> bool:
         return await can_trigger(self.client, login)

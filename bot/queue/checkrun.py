@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.github.publish import CheckRunPublisher
 from bot.metrics import OUTCOMES
 from bot.pr.failures import explain_failure
 from bot.pr.notes import convening
@@ -34,9 +33,7 @@ class CheckRunLifecycle:
         self.record = record
         # The repository's gate once its configuration is read; until then the strict one.
         self.gate: Gate = gate
-        self.publisher = CheckRunPublisher(
-            ctx.client, update_interval_s=ctx.settings.check_update_interval_s
-        )
+        self.publisher = ctx.forge.status(update_interval_s=ctx.settings.check_update_interval_s)
         self.check_run_id: int | None = record.check_run_id  # set once opened
         self.published = False  # once true, the check run says the verdict: leave it
         self._progress_tasks: set[asyncio.Task[bool]] = set()

@@ -16,6 +16,7 @@ from bot.forge import (
     ForgeValidationError,
     PostedComment,
     PullDiff,
+    PullFile,
     PullInfo,
 )
 from bot.pr.admission import Skip, admit_automatic
@@ -109,6 +110,9 @@ class BareForge:
 
     async def diff(self, number: int) -> PullDiff:
         return PullDiff(text="")
+
+    async def compare(self, base: str, head: str) -> list[PullFile]:
+        return []
 
     async def can_trigger(self, login: str) -> bool:
         return True

@@ -1,5 +1,6 @@
-"""Who may read what the App keeps about a repository: the transcript and stats pages ask
-here, at request time, with the App's own credentials (the reader's token is never kept).
+"""The web's GitHub wiring: who may read what the App keeps about a repository. The
+transcript and stats pages ask here, at request time, with the App's own credentials (the
+reader's token is never kept).
 
 A repository is readable by a login when the App is installed on it (`GET
 /repos/{o}/{r}/installation` with the App's JWT answers) and the collaborator-permission API
