@@ -30,8 +30,9 @@ from bot.action.event import ActionEnv, Note, decide
 from bot.action.publish import post_advisory_comment
 from bot.action.transcript import write_transcript
 from bot.forge import PostedComment, PullInfo
+from bot.forge.errors import ForgeError
 from bot.github.client import RepoClient
-from bot.github.errors import GitHubError, github_errors
+from bot.github.errors import github_errors
 from bot.github.forge import WORKFLOW, GitHubForge
 from bot.github.publish import CheckRunPublisher
 from bot.github.snapshot import MemoryBlobCache
@@ -80,7 +81,7 @@ CANCELLED = "The workflow run was cancelled (a newer run for this pull request, 
 
 
 # Failures `explain_failure` words for people: no traceback in the job's log for these.
-EXPLAINED = (GitHubError, ProviderError, ReviewError, ConveneError, SetupError)
+EXPLAINED = (ForgeError, ProviderError, ReviewError, ConveneError, SetupError)
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ async def run_action(env: ActionEnv, settings: Settings) -> ActionOutcome:
         try:
             forge = GitHubForge(client, WORKFLOW)
             return await _handle(env, settings, forge, request, request.pr_number)
-        except GitHubError as error:
+        except ForgeError as error:
             reason = explain_failure(error, delivery_id=env.delivery_id, runner="action")
             raise ActionFailed(reason) from error
 
@@ -373,7 +374,7 @@ class _Review:
                 min_severity=self.setup.config.inline_min_severity,
                 post=True,
             )
-        except GitHubError as error:
+        except ForgeError as error:
             log.warning("action_inline_failed", pr=pull.number, error=str(error))
             return advisory
         return result.advisory
@@ -391,7 +392,7 @@ class _Review:
                 COMMENT_WAIT_S,
             )
             missing = None
-        except (GitHubError, TimeoutError) as error:
+        except (ForgeError, TimeoutError) as error:
             comment = None
             missing = _comment_refused(error, self.env.delivery_id)
             log.warning("action_comment_failed", pr=pull.number, reason=missing)

@@ -15,9 +15,10 @@ from githubkit_schemas.latest.models import Commit, ContentFile, DiffEntry
 from pydantic import BaseModel
 
 from bot.config import AGENTS_DIR, CONFIG_PATH
+from bot.forge.errors import ForgeError, ForgeNotFound
 from bot.forge.types import PullDiff, PullFile, PullInfo
 from bot.github.client import RepoClient
-from bot.github.errors import GitHubError, GitHubNotFound, github_errors
+from bot.github.errors import github_errors
 
 __all__ = [
     "AGENTS_DIR",
@@ -139,7 +140,7 @@ async def fetch_diff(client: RepoClient, number: int) -> PullDiff:
                 client.owner, client.name, number, headers={"Accept": DIFF_MEDIA_TYPE}
             )
             return PullDiff(text=response.text)
-    except GitHubError as exc:
+    except ForgeError as exc:
         # 406 "too_large": over 300 files or 20,000 lines (or too slow to generate).
         if exc.status != 406:
             raise
@@ -228,7 +229,7 @@ async def read_file(client: RepoClient, path: str, ref: str) -> bytes | None:
                 client.owner, client.name, quoted, ref=ref
             )
             item = response.parsed_data
-    except GitHubNotFound:
+    except ForgeNotFound:
         return None
     if not isinstance(item, ContentFile):
         return None
@@ -266,7 +267,7 @@ async def read_agents(client: RepoClient, default_branch: str) -> dict[str, str]
                 client.owner, client.name, AGENTS_DIR, ref=default_branch
             )
             listing = response.parsed_data
-    except GitHubNotFound:
+    except ForgeNotFound:
         return {}
     if not isinstance(listing, list):
         return {}

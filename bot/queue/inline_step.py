@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from bot.github.errors import GitHubError
+from bot.forge.errors import ForgeError
 from bot.github.fetch import PullInfo
 from bot.github.forge import GitHubForge
 from bot.queue.jobcontext import JobContext
@@ -64,7 +64,7 @@ async def inline_step(
             min_severity=inline.min_severity,
             post=inline.post,
         )
-    except GitHubError as error:
+    except ForgeError as error:
         log.warning("inline_step_failed", pr=pull.number, error=str(error))
         return advisory
     return result.advisory

@@ -49,8 +49,8 @@ import structlog
 from bot.context.diff import parse_diff
 from bot.council.advisory import SEVERITY_ORDER, Advisory, MergedFinding
 from bot.council.schemas import Severity
+from bot.forge.errors import ForgeError
 from bot.github.client import RepoClient
-from bot.github.errors import GitHubError
 from bot.github.permissions import can_write
 from bot.github.reviews import (
     ReviewComment,
@@ -286,7 +286,7 @@ async def publish_inline(
     `pr_author`: the pull request's author, whose dismissal of a critical finding never
     counts.
 
-    Never raises GitHubError for the review itself (the sticky comment matters more): a
+    Never raises ForgeError for the review itself (the sticky comment matters more): a
     refusal is in `error` and in the advisory's notes."""
     repo = client.full_name
     comments = await list_review_comments(client, pr)
@@ -381,7 +381,7 @@ async def publish_inline(
 async def _threads(client: RepoClient, pr: int) -> list[ReviewThread]:
     try:
         return await review_threads(client, pr)
-    except GitHubError as error:  # no threads read: no dismissal seen, nothing resolved
+    except ForgeError as error:  # no threads read: no dismissal seen, nothing resolved
         log.warning("review_threads_unreadable", error=str(error))
         return []
 
@@ -435,7 +435,7 @@ class _Deciders:
             return False
         try:
             return await can_write(client, login)
-        except GitHubError as error:  # not known to write: the finding stands
+        except ForgeError as error:  # not known to write: the finding stands
             log.warning("dismisser_permission_unreadable", login=login, error=str(error))
             self.unreadable.add(login.casefold())
             return False
@@ -474,7 +474,7 @@ async def _dismissals(
             continue
         try:
             reactions = await review_comment_reactions(client, comment.id)
-        except GitHubError as error:
+        except ForgeError as error:
             log.warning("reactions_unreadable", comment_id=comment.id, error=str(error))
             continue
         for content, login in reactions:
@@ -523,7 +523,7 @@ async def _post(
         result.review_id = await create_review(
             client, pr, commit_id=head_sha, body=body, comments=comments
         )
-    except GitHubError as error:
+    except ForgeError as error:
         log.warning("inline_review_refused", pr=pr, error=str(error))
         result.error = str(error.reason)
         return
@@ -551,7 +551,7 @@ async def _post(
             if can_resolve_threads
             else {}
         )
-    except GitHubError as error:
+    except ForgeError as error:
         log.warning("inline_comments_not_recorded", error=str(error))
         return
     for _, fp, _ in wanted:
@@ -677,14 +677,14 @@ async def resolve_fixed(
                 if await resolve_thread(client, thread.id):
                     result.resolved += 1
                     continue
-            except GitHubError as error:
+            except ForgeError as error:
                 log.warning("thread_not_resolved", thread=thread.id, error=str(error))
             may_resolve = False  # FORBIDDEN once is FORBIDDEN for every thread
         sha = f.fixed_sha or head_sha
         try:
             await reply_in_thread(client, pr, comment_id, FIXED_REPLY.format(sha=sha[:7]))
             result.replied += 1
-        except GitHubError as error:
+        except ForgeError as error:
             log.warning("fixed_reply_failed", comment_id=comment_id, error=str(error))
     return result
 

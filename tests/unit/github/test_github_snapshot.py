@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from bot.github import RepoClient
+from bot.github.client import RepoClient
 from bot.github.snapshot import MemoryBlobCache, RedisBlobCache, Snapshot, blob_sha
 from tests.support.github_app import github_app
 from tests.support.github_server import INSTALLATION_ID, REPO, FakeGitHub, install_app

@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from bot.council.advisory import Advisory, MergedFinding, Resolution
-from bot.github import GitHubApp, RepoClient
-from bot.github.errors import GitHubValidationError
+from bot.forge.errors import ForgeValidationError
+from bot.github.client import GitHubApp, RepoClient
 from bot.github.reviews import create_review, list_review_comments
 from bot.review.fingerprints import fingerprint
 from bot.review.inline import (
@@ -200,7 +200,7 @@ async def test_a_line_outside_the_diff_fails_the_whole_review_with_422(
     assert answer.json()["errors"] == [LINE_NOT_IN_DIFF]
     assert reviews_of(fake).reviews(REPO, 1) == [] and reviews_of(fake).comments(REPO, 1) == []
     across = {**good, "start_line": 3, "line": 22}
-    with pytest.raises(GitHubValidationError) as refused:
+    with pytest.raises(ForgeValidationError) as refused:
         await create_review(client, 1, commit_id=HEAD, body="", comments=[across])
     assert START_OTHER_HUNK in refused.value.reason
     await create_review(client, 1, commit_id=HEAD, body="ok", comments=[good])

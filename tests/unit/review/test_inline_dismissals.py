@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from bot.council.resolution import CRITICAL_CONDITION
-from bot.github import RepoClient
+from bot.github.client import RepoClient
 from bot.review.inline import DiffLines, InlineResult, publish_inline
 from bot.settings import Settings
 from tests.support.github_reviews import react_as, resolve_as, reviews_of
