@@ -47,7 +47,7 @@ from bot.pr.admission import (
 )
 from bot.pr.comment import COMMENT_WAIT_S
 from bot.pr.failures import explain_failure
-from bot.pr.notes import help_text
+from bot.pr.notes import help_text, setup_note
 from bot.pr.review import available_models, open_record, review_options, without_verdict
 from bot.pr.status import StatusRun
 from bot.queue.jobs import JobRequest
@@ -276,7 +276,7 @@ class _Review:
                     topic=topic,
                 )
                 deliberation_id = record.id
-                await check.open(deliberation_id, setup)
+                await check.open(deliberation_id, setup_note(setup))
                 return await self._deliberate(db, registry, check, deliberation_id, protocol, topic)
             except asyncio.CancelledError:  # the runner stops a cancelled job with SIGINT/TERM
                 await asyncio.shield(check.cancel(CANCELLED))

@@ -46,6 +46,7 @@ from bot.pr.books import record_deferred, record_published
 from bot.pr.comment import COMMENT_WAIT_S, INLINE_WAIT_S, post_sticky
 from bot.pr.failures import explain_failure, missing_permission
 from bot.pr.notes import setup_note
+from bot.pr.status import with_heads
 from bot.queue.checkrun import CheckRunLifecycle
 from bot.queue.deps import WorkerDeps
 from bot.queue.inline_step import InlineRequest, inline_step
@@ -246,11 +247,7 @@ def _check_run_output(
     note: str | None = None,
 ) -> CheckRunOutput:
     output = render_check_run(advisory, gate=pending.gate, comment_url=comment_url)
-    heads = [n.strip() for n in (note, pending.note) if n and n.strip()]
-    if heads:  # why the comment is missing; config problems, persona files that did not load
-        summary = "\n\n".join([*heads, output.summary])
-        output = output.model_copy(update={"summary": summary})
-    return output
+    return with_heads(output, note, pending.note)
 
 
 async def _complete(

@@ -336,7 +336,6 @@ LONG_FUNCTIONS: dict[str, int] = {
     "bot.review.inline._filtered": 77,
     "bot.review.inline._post": 76,
     "bot.review.inline.publish_inline": 110,
-    "bot.review.run.review_and_record": 64,
     "bot.review.sources.PullSource.gather": 68,
 }
 

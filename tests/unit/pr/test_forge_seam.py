@@ -172,7 +172,7 @@ async def test_without_neutral_or_buttons_the_status_falls_back(
     forge = BareForge()
     run = StatusRun(forge.status(update_interval_s=0), capabilities, "a" * 40, "vote", None)
     run.gate = "advisory"
-    await run.open("d-1", setup=_NoSetup())  # type: ignore[arg-type]
+    await run.open("d-1", note="")  # a repository whose council files all loaded
     failed = without_verdict("d-1", "vote", "review", Resolution.FAILED, "It failed.")
     await run.without_verdict(failed)
     [done] = forge.status_report.completed
@@ -213,13 +213,3 @@ class _Push:
     trigger: str = "push"
     label: str | None = None
     head_sha: str | None = None
-
-
-class _NoSetup:
-    """A repository whose council files all loaded: no setup note."""
-
-    class loaded:
-        issues: tuple[object, ...] = ()
-
-    class catalog:
-        issues: tuple[object, ...] = ()
