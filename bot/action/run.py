@@ -27,7 +27,6 @@ from githubkit.rest.paginator import Paginator
 from githubkit_schemas.latest.models import CheckRun, IssueComment
 
 from bot.action.event import ActionEnv, Note, decide
-from bot.action.publish import post_advisory_comment
 from bot.action.transcript import write_transcript
 from bot.forge import PostedComment, PullInfo
 from bot.forge.errors import ForgeError
@@ -45,13 +44,14 @@ from bot.pr.admission import (
     refuse,
     reply_failure,
 )
-from bot.pr.comment import COMMENT_WAIT_S
+from bot.pr.comment import COMMENT_WAIT_S, post_advisory
 from bot.pr.failures import explain_failure
 from bot.pr.notes import help_text, setup_note
 from bot.pr.review import available_models, open_record, review_options, without_verdict
 from bot.pr.status import StatusRun
 from bot.queue.jobs import JobRequest
 from bot.render.checks import CHECK_RUN_NAME
+from bot.render.markdown import comment_options
 from bot.review import (
     Advisory,
     ConveneError,
@@ -386,8 +386,13 @@ class _Review:
         pull = self.admitted.pull
         try:
             comment: PostedComment | None = await asyncio.wait_for(
-                post_advisory_comment(
-                    self.forge, pull.number, advisory, self.setup, self.env.login
+                post_advisory(
+                    self.forge,
+                    pull.number,
+                    advisory,
+                    comment_options(self.setup.config),
+                    self.setup.config.gate,
+                    self.env.login,
                 ),
                 COMMENT_WAIT_S,
             )

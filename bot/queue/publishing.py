@@ -43,7 +43,7 @@ from bot.forge import (
 )
 from bot.metrics import OUTCOMES
 from bot.pr.books import record_deferred, record_published
-from bot.pr.comment import COMMENT_WAIT_S, INLINE_WAIT_S, post_sticky
+from bot.pr.comment import COMMENT_WAIT_S, INLINE_WAIT_S, post_advisory
 from bot.pr.failures import explain_failure, missing_permission
 from bot.pr.notes import setup_note
 from bot.pr.status import with_heads
@@ -52,7 +52,7 @@ from bot.queue.deps import WorkerDeps
 from bot.queue.inline_step import InlineRequest, inline_step
 from bot.queue.jobcontext import JobContext
 from bot.queue.links import transcript_url
-from bot.render import conclusion_for, render_check_run, render_comment
+from bot.render import conclusion_for, render_check_run
 from bot.render.checks import CheckRunOutput, Gate
 from bot.render.markdown import CommentOptions, comment_options
 from bot.review import Advisory
@@ -190,23 +190,23 @@ async def _post_comment(
         f"{deps.settings.key_prefix}:sticky:{record.repo}:{pr}",
         timeout=2 * deps.settings.github_retry_budget_s + 120,
     )
-    options = pending.comment.model_copy(update={"gate": pending.gate})
-
-    def render(limit: int) -> str:
-        return render_comment(
-            advisory,
-            max_chars=limit,
-            repo=record.repo,
-            options=options,
-            transcript_url=transcript_url(deps.settings, record.id),
-        )
 
     def shortened(refused: int, limit: int) -> None:
         log.warning(
             "comment_shortened", deliberation_id=record.id, refused_chars=refused, max_chars=limit
         )
 
-    return await post_sticky(forge, pr, render, login, lock=lock, on_shortened=shortened)
+    return await post_advisory(
+        forge,
+        pr,
+        advisory,
+        pending.comment,
+        pending.gate,
+        login,
+        transcript_url=transcript_url(deps.settings, record.id),
+        lock=lock,
+        on_shortened=shortened,
+    )
 
 
 _COMING = (
