@@ -27,27 +27,36 @@ from githubkit.rest.paginator import Paginator
 from githubkit_schemas.latest.models import CheckRun, IssueComment
 
 from bot.action.event import ActionEnv, Note, decide
-from bot.action.publish import post_advisory_comment
 from bot.action.transcript import write_transcript
 from bot.council.advisory import Advisory, Resolution
 from bot.council.convene import ConveneError
 from bot.council.personas import load_catalog
 from bot.forge import PostedComment, PullInfo
 from bot.forge.cache import MemoryBlobCache
+from bot.forge.errors import ForgeError
 from bot.github.client import RepoClient
-from bot.github.errors import GitHubError, github_errors
+from bot.github.errors import github_errors
 from bot.github.forge import WORKFLOW, GitHubForge
 from bot.github.publish import CheckRunPublisher
-from bot.pr.admission import DENIED, Admitted, Skip, admit_automatic
-from bot.pr.comment import COMMENT_WAIT_S
+from bot.pr.admission import (
+    DENIED,
+    Admitted,
+    Skip,
+    acknowledge,
+    admit_automatic,
+    refuse,
+    reply_failure,
+)
+from bot.pr.comment import COMMENT_WAIT_S, post_advisory
 from bot.pr.failures import explain_failure
 from bot.pr.followup.step import InlineRequest, follow_up
-from bot.pr.notes import help_text
+from bot.pr.notes import help_text, setup_note
 from bot.pr.review import available_models, open_record, review_options, without_verdict
 from bot.pr.status import StatusRun
 from bot.providers import ProviderError, ProviderRegistry
 from bot.queue.jobs import JobRequest
 from bot.render.checks import CHECK_RUN_NAME
+from bot.render.markdown import comment_options
 from bot.review.assemble import PreparedReview, ReviewError, prepare_review
 from bot.review.inputs import review_topic
 from bot.review.local import NothingToReview
@@ -59,24 +68,20 @@ from bot.settings import Settings
 from bot.store.db import Database
 from bot.web.routing import InvalidPayload
 
-__all__ = ["ActionFailed", "Outcome", "run_action", "write_summary"]
+__all__ = ["ActionFailed", "ActionOutcome", "run_action", "write_summary"]
 
 log = structlog.get_logger(__name__)
 
 SUMMARY_HEADING = "### PR Council"
 CANCELLED = "The workflow run was cancelled (a newer run for this pull request, or by hand)."
-NO_MODEL = (
-    "No model is configured for the council: pass `anthropic-api-key` or `openai-api-key` "
-    "to the action from a repository secret (or `models` with an endpoint)."
-)
 
 
 # Failures `explain_failure` words for people: no traceback in the job's log for these.
-EXPLAINED = (GitHubError, ProviderError, ReviewError, ConveneError, SetupError)
+EXPLAINED = (ForgeError, ProviderError, ReviewError, ConveneError, SetupError)
 
 
 @dataclass(frozen=True)
-class Outcome:
+class ActionOutcome:
     """What the run did, as one Markdown paragraph for the job summary."""
 
     summary: str
@@ -106,7 +111,7 @@ def write_summary(env: ActionEnv, text: str) -> None:
         summary.write(f"{SUMMARY_HEADING}\n\n{text.strip()}\n\n")
 
 
-async def run_action(env: ActionEnv, settings: Settings) -> Outcome:
+async def run_action(env: ActionEnv, settings: Settings) -> ActionOutcome:
     try:
         body = env.event_path.read_bytes()
     except OSError as error:
@@ -119,31 +124,31 @@ async def run_action(env: ActionEnv, settings: Settings) -> Outcome:
     except InvalidPayload as error:
         raise ActionFailed(f"the {env.event_name} event payload: {error}") from None
     if isinstance(decision, Note):
-        return Outcome(decision.reason)
+        return ActionOutcome(decision.reason)
     request = decision
     if request.pr_number is None:  # the router always sets it for the action's triggers
-        return Outcome("Nothing to do: the event names no pull request.")
+        return ActionOutcome("Nothing to do: the event names no pull request.")
     async with RepoClient.from_token(env.token, request.repo or env.repository, settings) as client:
         try:
             forge = GitHubForge(client, WORKFLOW)
             return await _handle(env, settings, forge, request, request.pr_number)
-        except GitHubError as error:
+        except ForgeError as error:
             reason = explain_failure(error, delivery_id=env.delivery_id, runner="action")
             raise ActionFailed(reason) from error
 
 
 async def _handle(
     env: ActionEnv, settings: Settings, forge: GitHubForge, request: JobRequest, pr: int
-) -> Outcome:
+) -> ActionOutcome:
     client = forge.client
     if request.trigger in ("command", "help", "cancel"):
         if not await forge.can_trigger(request.sender_login):
-            await _refuse(env, settings, forge, request, pr)
-            return Outcome(
+            await refuse(forge, _DeniedWindow(env, settings, client), pr, request.sender_login)
+            return ActionOutcome(
                 f"@{request.sender_login} may not convene the council (no write access)."
             )
         if request.comment_id is not None:
-            await _acknowledge(forge, request.comment_id)
+            await acknowledge(forge, request.comment_id, log)
     pull = await forge.pull(pr)
     if request.trigger == "cancel":
         return await _cancel(forge, request, pull)
@@ -155,47 +160,45 @@ async def _handle(
         try:
             admit_automatic(request, pull, loaded.config)
         except Skip as skip:
-            return Outcome(f"Skipped: {skip}.")
+            return ActionOutcome(f"Skipped: {skip}.")
         if await _reviewed(publisher, pull.head_sha):
-            return Outcome(f"Skipped: {pull.head_sha[:7]} was already reviewed.")
+            return ActionOutcome(f"Skipped: {pull.head_sha[:7]} was already reviewed.")
     setup = await pull_setup(client, pull, settings, load_catalog(), text, cache)
     if request.trigger == "help":
         await forge.reply(pr, help_text(setup))
-        return Outcome("Posted the grammar and the effective configuration.")
+        return ActionOutcome("Posted the grammar and the effective configuration.")
     review = _Review(env, settings, forge, request, admitted, setup, publisher, cache)
     return await review.run()
 
 
-async def _refuse(
-    env: ActionEnv, settings: Settings, forge: GitHubForge, request: JobRequest, pr: int
-) -> None:
-    """The App's refusal, at most once per PR per `permission_reply_interval_s`: the App
-    keeps the window in Redis; here the PR's comments say when we last refused."""
-    window = timedelta(seconds=settings.permission_reply_interval_s)
-    since = datetime.now(UTC) - window
-    client = forge.client
-    with github_errors("list the pull request's comments"):
-        pages: Paginator[IssueComment] = client.rest.paginate(
-            client.rest.issues.async_list_comments,
-            owner=client.owner,
-            repo=client.name,
-            issue_number=pr,
-            since=since,
-            per_page=100,
-        )
-        async for comment in pages:
-            author = comment.user.login if comment.user else None
-            ours = author == env.login and DENIED in (comment.body or "")
-            if ours and comment.created_at >= since:
-                return
-    await forge.reply(pr, f"@{request.sender_login} {DENIED}")
+@dataclass
+class _DeniedWindow:
+    """`bot.pr.ports.ReplyThrottle` for a workflow run: the App keeps the window in Redis;
+    here the PR's comments say when we last refused (`permission_reply_interval_s`)."""
 
+    env: ActionEnv
+    settings: Settings
+    client: RepoClient
 
-async def _acknowledge(forge: GitHubForge, comment_id: int) -> None:
-    try:
-        await forge.react(comment_id, "eyes")
-    except GitHubError as error:  # "seen" must not stop the review
-        log.warning("reaction_failed", comment_id=comment_id, error=str(error))
+    async def first_in_window(self, pr: int) -> bool:
+        window = timedelta(seconds=self.settings.permission_reply_interval_s)
+        since = datetime.now(UTC) - window
+        client = self.client
+        with github_errors("list the pull request's comments"):
+            pages: Paginator[IssueComment] = client.rest.paginate(
+                client.rest.issues.async_list_comments,
+                owner=client.owner,
+                repo=client.name,
+                issue_number=pr,
+                since=since,
+                per_page=100,
+            )
+            async for comment in pages:
+                author = comment.user.login if comment.user else None
+                ours = author == self.env.login and DENIED in (comment.body or "")
+                if ours and comment.created_at >= since:
+                    return False
+        return True
 
 
 async def _council_runs(publisher: CheckRunPublisher, head_sha: str) -> list[CheckRun]:
@@ -214,7 +217,7 @@ async def _reviewed(publisher: CheckRunPublisher, head_sha: str) -> bool:
     return any(r.status == "completed" and r.conclusion != "cancelled" for r in runs)
 
 
-async def _cancel(forge: GitHubForge, request: JobRequest, pull: PullInfo) -> Outcome:
+async def _cancel(forge: GitHubForge, request: JobRequest, pull: PullInfo) -> ActionOutcome:
     """The running review's workflow run is cancelled by this one starting (the example
     workflow's `concurrency` group); its check run is closed here in case it could not."""
     publisher = CheckRunPublisher(forge.client, update_interval_s=0.0)
@@ -227,7 +230,7 @@ async def _cancel(forge: GitHubForge, request: JobRequest, pull: PullInfo) -> Ou
             "There is no running deliberation to cancel (a review's workflow run is stopped "
             "as soon as another run for this pull request starts).",
         )
-    return Outcome(f"Cancelled {len(running)} running review(s).")
+    return ActionOutcome(f"Cancelled {len(running)} running review(s).")
 
 
 @dataclass
@@ -241,7 +244,7 @@ class _Review:
     publisher: CheckRunPublisher
     cache: MemoryBlobCache
 
-    async def run(self) -> Outcome:
+    async def run(self) -> ActionOutcome:
         pull, setup = self.admitted.pull, self.setup
         protocol = self.admitted.protocol_for(setup.config, self.request.trigger)
         deliberation_id = str(uuid.uuid4())  # the record's, once it exists
@@ -269,7 +272,7 @@ class _Review:
                     topic=topic,
                 )
                 deliberation_id = record.id
-                await check.open(deliberation_id, setup)
+                await check.open(deliberation_id, setup_note(setup))
                 return await self._deliberate(db, registry, check, deliberation_id, protocol, topic)
             except asyncio.CancelledError:  # the runner stops a cancelled job with SIGINT/TERM
                 await asyncio.shield(check.cancel(CANCELLED))
@@ -286,7 +289,9 @@ class _Review:
                 if check.check_run_id is not None and not check.completed:
                     await check.without_verdict(failed)
                 await write_transcript(db, deliberation_id, failed)
-                await self._tell_commenter(reason)
+                await reply_failure(
+                    self.forge, self.request, self.admitted.pull.number, error, log, runner="action"
+                )
                 raise ActionFailed(reason) from error
             finally:
                 await registry.aclose()
@@ -300,10 +305,10 @@ class _Review:
         deliberation_id: str,
         protocol: str,
         topic: str,
-    ) -> Outcome:
+    ) -> ActionOutcome:
         pull, setup, request = self.admitted.pull, self.setup, self.request
         options = review_options(request, protocol, topic)
-        available = await available_models(setup, registry, NO_MODEL)
+        available = await available_models(setup, registry, "action")
         source = PullSource(
             self.forge,
             pull,
@@ -321,7 +326,9 @@ class _Review:
                     deliberation_id, protocol, topic, Resolution.NOTHING_TO_REVIEW, reason
                 )
             )
-            return Outcome(f"Nothing to review: {reason}.", Resolution.NOTHING_TO_REVIEW.value)
+            return ActionOutcome(
+                f"Nothing to review: {reason}.", Resolution.NOTHING_TO_REVIEW.value
+            )
         cap = setup.config.max_cost_usd
         advisory = await deliberate(
             prepared,
@@ -353,20 +360,25 @@ class _Review:
         pull = self.admitted.pull
         return await follow_up(self.forge, pull, advisory, inline, db, bot_login=self.env.login)
 
-    async def _publish(self, check: StatusRun, advisory: Advisory) -> Outcome:
+    async def _publish(self, check: StatusRun, advisory: Advisory) -> ActionOutcome:
         """The comment, then the check run with the verdict. A comment GitHub will not
         take (a missing permission, a GitHub that keeps failing) does not keep the verdict
         from the check run: it completes without the comment, saying why."""
         pull = self.admitted.pull
         try:
             comment: PostedComment | None = await asyncio.wait_for(
-                post_advisory_comment(
-                    self.forge, pull.number, advisory, self.setup, self.env.login
+                post_advisory(
+                    self.forge,
+                    pull.number,
+                    advisory,
+                    comment_options(self.setup.config),
+                    self.setup.config.gate,
+                    self.env.login,
                 ),
                 COMMENT_WAIT_S,
             )
             missing = None
-        except (GitHubError, TimeoutError) as error:
+        except (ForgeError, TimeoutError) as error:
             comment = None
             missing = _comment_refused(error, self.env.delivery_id)
             log.warning("action_comment_failed", pr=pull.number, reason=missing)
@@ -379,19 +391,9 @@ class _Review:
             conclusion=conclusion,
         )
         where = f"[The advisory]({comment.html_url})." if comment else f"**{missing}**"
-        return Outcome(
+        return ActionOutcome(
             f"The council ({advisory.protocol}) reviewed #{pull.number} at "
             f"`{pull.head_sha[:7]}`: **{advisory.resolution.value}** (check run: "
             f"`{conclusion}`). {where}",
             advisory.resolution.value,
         )
-
-    async def _tell_commenter(self, reason: str) -> None:
-        """A `/council` commenter hears of a failure on the PR, as from the App."""
-        request = self.request
-        if request.trigger != "command":
-            return
-        try:
-            await self.forge.reply(self.admitted.pull.number, f"@{request.sender_login} {reason}")
-        except GitHubError as failed:
-            log.warning("failure_reply_failed", error=str(failed))

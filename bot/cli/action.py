@@ -23,7 +23,7 @@ from bot.cli.exits import EXIT_USAGE
 
 if TYPE_CHECKING:
     from bot.action.event import ActionEnv
-    from bot.action.run import Outcome
+    from bot.action.run import ActionOutcome
     from bot.settings import Settings
 
 EXIT_FAILED = 1
@@ -59,7 +59,7 @@ async def _main(env: ActionEnv, settings: Settings, err: Console) -> int:
 
     _cancel_on_sigterm()
     try:
-        outcome: Outcome = await run_action(env, settings)
+        outcome: ActionOutcome = await run_action(env, settings)
     except ActionFailed as error:
         message = f"the review failed: {error}"
         write_summary(env, f"**Failed:** {error}")

@@ -1,9 +1,9 @@
 """A forge call that failed, as the service sees it: what was done, the status, the reason.
 
-Each forge's client raises its own subclasses (`bot.github.errors`: `GitHubError` is a
-`ForgeError`, `GitHubRateLimited` a `ForgeRateLimited`, ...), so the service catches and
-words failures without knowing which forge it talks to. Messages never carry a credential:
-the method, the path (no query, no header) and the forge's own reason.
+Each forge's client raises these (`bot.github.errors` maps githubkit's exceptions onto
+them), so the service catches and words failures without knowing which forge it talks
+to. Messages never carry a credential: the method, the path (no query, no header) and the
+forge's own reason.
 """
 
 from __future__ import annotations

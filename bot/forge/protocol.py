@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Literal, Protocol, Self
+from typing import Literal, Protocol, Self, runtime_checkable
 
 from bot.forge.errors import ForgeError
 from bot.forge.reviews import LineComment, ReviewComment, ReviewThread
@@ -73,6 +73,7 @@ class StatusReport(Protocol):
     async def cancel(self, check_run_id: int, reason: str) -> None: ...
 
 
+@runtime_checkable
 class Reactions(Protocol):
     """Optional (`Capabilities.reactions`): an emoji on a comment."""
 
@@ -191,7 +192,10 @@ class Forge(Protocol):
         """The pull request's commit messages, oldest first."""
         ...
 
-    async def compare(self, base: str, head: str) -> Comparison: ...
+    async def compare(self, base: str, head: str) -> Comparison:
+        """Commit `base` to commit `head`: the files changed, the commits, the diff; status
+        `missing` when the forge no longer knows `base`."""
+        ...
 
     async def setup_config(self, branch: str, cache: BlobCache) -> str | None:
         """The repository's configuration file on `branch` (`bot.config.CONFIG_PATH`)."""

@@ -1,7 +1,7 @@
-"""Typed errors for GitHub calls, with messages safe to log and to show.
+"""githubkit's exceptions as the forge's errors (`bot/forge/errors.py`), once.
 
 githubkit raises its own exceptions (`RequestFailed`, `RateLimitExceeded`, `RequestTimeout`,
-...) carrying the raw request and response. Callers outside `bot/github` get one of ours
+...) carrying the raw request and response. Callers outside `bot/github` get a `ForgeError`
 instead: the method, the path (never the query, never a header) and GitHub's own reason,
 e.g. `POST /repos/o/r/issues/1/comments -> 422 Validation Failed: Body is too long`.
 """
@@ -31,41 +31,9 @@ from bot.forge.errors import (
     ForgeValidationError,
 )
 
-__all__ = [
-    "GitHubAuthError",
-    "GitHubError",
-    "GitHubNotFound",
-    "GitHubRateLimited",
-    "GitHubUnavailable",
-    "GitHubValidationError",
-    "github_errors",
-]
+__all__ = ["as_github_error", "github_errors"]
 
 _REASON_MAX = 500
-
-
-class GitHubError(ForgeError):
-    """A GitHub call failed. `status` is None when no answer came back."""
-
-
-class GitHubNotFound(GitHubError, ForgeNotFound):
-    """404: missing, or not visible to this installation (GitHub does not say which)."""
-
-
-class GitHubValidationError(GitHubError, ForgeValidationError):
-    """422 (or a request body githubkit refused to send): the request itself was wrong."""
-
-
-class GitHubAuthError(GitHubError, ForgeAuthError):
-    """401, or 403 that is not a rate limit: credentials or permissions."""
-
-
-class GitHubRateLimited(GitHubError, ForgeRateLimited):
-    """A rate limit that outlasted the retries (or asked for a longer wait than allowed)."""
-
-
-class GitHubUnavailable(GitHubError, ForgeUnavailable):
-    """5xx, a timeout, or no connection."""
 
 
 def _clip(text: str) -> str:
@@ -97,23 +65,23 @@ def _reason_and_codes(exc: RequestFailed) -> tuple[str, tuple[str, ...]]:
     return _clip(reason), tuple(codes)
 
 
-def _kind_for(status: int) -> type[GitHubError]:
+def _kind_for(status: int) -> type[ForgeError]:
     if status == 404:
-        return GitHubNotFound
+        return ForgeNotFound
     if status == 422:
-        return GitHubValidationError
+        return ForgeValidationError
     if status in (401, 403):
-        return GitHubAuthError
+        return ForgeAuthError
     if status >= 500:
-        return GitHubUnavailable
-    return GitHubError
+        return ForgeUnavailable
+    return ForgeError
 
 
-def _from_failed(exc: RequestFailed) -> GitHubError:
+def _from_failed(exc: RequestFailed) -> ForgeError:
     reason, codes = _reason_and_codes(exc)
     status, method, path = exc.response.status_code, exc.request.method, exc.request.url.path
     if isinstance(exc, RateLimitExceeded):
-        return GitHubRateLimited(
+        return ForgeRateLimited(
             reason,
             retry_after=exc.retry_after,
             status=status,
@@ -124,7 +92,7 @@ def _from_failed(exc: RequestFailed) -> GitHubError:
     return _kind_for(status)(reason, status=status, method=method, path=path, codes=codes)
 
 
-def as_github_error(exc: GitHubException) -> GitHubError:
+def as_github_error(exc: GitHubException) -> ForgeError:
     """Our error for githubkit's exception (for a failed token request made inside a
     call, which githubkit wraps in a bare `RequestError`, the token request's own)."""
     if type(exc) is RequestError and isinstance(exc.exc, GitHubException):
@@ -132,12 +100,12 @@ def as_github_error(exc: GitHubException) -> GitHubError:
     if isinstance(exc, RequestFailed):
         return _from_failed(exc)
     if isinstance(exc, RequestTimeout):
-        return GitHubUnavailable("timed out", method=exc.request.method, path=exc.request.url.path)
+        return ForgeUnavailable("timed out", method=exc.request.method, path=exc.request.url.path)
     if isinstance(exc, AuthCredentialError):
-        return GitHubAuthError(_clip(str(exc)))
+        return ForgeAuthError(_clip(str(exc)))
     if isinstance(exc, RequestError):
-        return GitHubUnavailable(f"request failed ({type(exc.exc).__name__})")
-    return GitHubError(type(exc).__name__)
+        return ForgeUnavailable(f"request failed ({type(exc.exc).__name__})")
+    return ForgeError(type(exc).__name__)
 
 
 @contextmanager
@@ -156,7 +124,7 @@ def github_errors(action: str) -> Iterator[None]:
         # githubkit validates request bodies (and we parse answers) with pydantic; the
         # error names fields and limits, never credentials.
         fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()})
-        refused = GitHubValidationError(
+        refused = ForgeValidationError(
             _clip(f"{action}: invalid data in {', '.join(fields) or 'the request'}")
         )
         refused.action = action

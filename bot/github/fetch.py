@@ -15,9 +15,10 @@ from githubkit_schemas.latest.models import Commit, ContentFile, DiffEntry
 from pydantic import BaseModel
 
 from bot.config import AGENTS_DIR, CONFIG_PATH
+from bot.forge.errors import ForgeError, ForgeNotFound
 from bot.forge.types import PullDiff, PullFile, PullInfo
 from bot.github.client import RepoClient
-from bot.github.errors import GitHubError, GitHubNotFound, github_errors
+from bot.github.errors import github_errors
 
 __all__ = [
     "AGENTS_DIR",
@@ -26,7 +27,6 @@ __all__ = [
     "PullFile",
     "PullInfo",
     "commit_messages",
-    "compare_files",
     "fetch_diff",
     "fetch_pull",
     "list_files",
@@ -139,7 +139,7 @@ async def fetch_diff(client: RepoClient, number: int) -> PullDiff:
                 client.owner, client.name, number, headers={"Accept": DIFF_MEDIA_TYPE}
             )
             return PullDiff(text=response.text)
-    except GitHubError as exc:
+    except ForgeError as exc:
         # 406 "too_large": over 300 files or 20,000 lines (or too slow to generate).
         if exc.status != 406:
             raise
@@ -196,26 +196,6 @@ async def commit_messages(client: RepoClient, number: int) -> list[str]:
         return [commit.commit.message async for commit in pages]
 
 
-async def compare_files(client: RepoClient, base: str, head: str) -> list[PullFile]:
-    """Files changed between two commits (e.g. the advisory's head and the merged head)."""
-    with github_errors("compare commits"):
-        response = await client.rest.repos.async_compare_commits(
-            client.owner, client.name, f"{base}...{head}"
-        )
-        entries = response.parsed_data.files or []
-    return [
-        PullFile(
-            path=e.filename,
-            status=e.status,
-            additions=e.additions,
-            deletions=e.deletions,
-            previous_path=e.previous_filename or None,
-            patch=e.patch or None,
-        )
-        for e in entries
-    ]
-
-
 # -- repository contents ---------------------------------------------------------------------
 
 
@@ -228,7 +208,7 @@ async def read_file(client: RepoClient, path: str, ref: str) -> bytes | None:
                 client.owner, client.name, quoted, ref=ref
             )
             item = response.parsed_data
-    except GitHubNotFound:
+    except ForgeNotFound:
         return None
     if not isinstance(item, ContentFile):
         return None
@@ -266,7 +246,7 @@ async def read_agents(client: RepoClient, default_branch: str) -> dict[str, str]
                 client.owner, client.name, AGENTS_DIR, ref=default_branch
             )
             listing = response.parsed_data
-    except GitHubNotFound:
+    except ForgeNotFound:
         return {}
     if not isinstance(listing, list):
         return {}

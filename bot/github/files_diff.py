@@ -18,8 +18,9 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from bot.forge import CompareStatus, Comparison
+from bot.forge.errors import ForgeNotFound
 from bot.github.client import RepoClient
-from bot.github.errors import GitHubNotFound, github_errors
+from bot.github.errors import github_errors
 from bot.github.fetch import PullFile, diff_from_files
 
 __all__ = [
@@ -92,7 +93,7 @@ async def compare(client: RepoClient, base: str, head: str) -> Comparison:
                 client.owner, client.name, f"{base}...{head}"
             )
             wire = _Compare.model_validate_json(response.content)
-    except GitHubNotFound:
+    except ForgeNotFound:
         return Comparison(status="missing")
     status: CompareStatus = "diverged"
     if wire.status in ("ahead", "behind", "identical"):

@@ -20,7 +20,6 @@ from bot.forge import (
 )
 from bot.forge.reviews import LineComment, ReviewComment, ReviewThread
 from bot.github.client import RepoClient
-from bot.github.errors import GitHubError
 from bot.github.fetch import commit_messages, fetch_diff, fetch_pull
 from bot.github.files_diff import compare
 from bot.github.permissions import can_trigger, can_write
@@ -76,7 +75,7 @@ class GitHubForge:
         return await upsert_sticky_comment(self.client, pr, body, login)
 
     def comment_too_long(self, error: ForgeError) -> bool:
-        return isinstance(error, GitHubError) and comment_too_long(error)
+        return comment_too_long(error)
 
     async def react(self, comment_id: int, content: Reaction = "eyes") -> None:
         await react(self.client, comment_id, content)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from weakref import WeakKeyDictionary
 
+from bot.forge.errors import ForgeNotFound
 from bot.github.client import RepoClient
-from bot.github.errors import GitHubNotFound, github_errors
+from bot.github.errors import github_errors
 
 __all__ = ["WRITE_PERMISSIONS", "can_trigger", "can_write", "permission"]
 
@@ -36,7 +37,7 @@ async def permission(client: RepoClient, login: str) -> str:
                 client.owner, client.name, login
             )
             answer = response.parsed_data.permission
-    except GitHubNotFound:
+    except ForgeNotFound:
         answer = "none"
     known[key] = answer
     return answer

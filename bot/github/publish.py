@@ -22,9 +22,10 @@ from githubkit_schemas.latest.models import (
     ReposOwnerRepoCommitsRefCheckRunsGetResponse200,
 )
 
+from bot.forge.errors import ForgeError, ForgeValidationError
 from bot.forge.types import PostedComment
 from bot.github.client import RepoClient
-from bot.github.errors import GitHubError, GitHubValidationError, github_errors
+from bot.github.errors import github_errors
 from bot.render.checks import (
     CHECK_RUN_ACTIONS,
     CHECK_RUN_NAME,
@@ -73,10 +74,10 @@ async def reply(client: RepoClient, pr: int, body: str) -> PostedComment:
     return PostedComment(id=comment.id, html_url=comment.html_url)
 
 
-def comment_too_long(error: GitHubError) -> bool:
+def comment_too_long(error: ForgeError) -> bool:
     """GitHub's 422 for a comment body over its limit ("Body is too long (maximum is 65536
     characters)"): it counts differently from `len`, so a body we cut may still be refused."""
-    return isinstance(error, GitHubValidationError) and "too long" in error.reason.lower()
+    return isinstance(error, ForgeValidationError) and "too long" in error.reason.lower()
 
 
 async def find_sticky_comment(client: RepoClient, pr: int, app_login: str) -> PostedComment | None:

@@ -9,7 +9,7 @@ clock. So the clients in `client.py` turn it off and run each `arequest` through
   wait capped at `max_delay_s`) while the next try starts within `budget_s` of the first.
   A POST whose connection broke after it was sent may have been done: it is not sent again;
 - rate limits: GitHub's `retry-after`, when it ends within the budget; otherwise
-  `GitHubRateLimited` at once, for the caller to try again later;
+  `ForgeRateLimited` at once, for the caller to try again later;
 - 401 Bad credentials: the caller's `refresh` forgets the credentials (an installation
   token revoked or expired early) and the call is made again, once.
 

@@ -24,9 +24,10 @@ from typing import Any
 
 from githubkit.exception import GraphQLFailed
 
+from bot.forge.errors import ForgeAuthError, ForgeError
 from bot.forge.reviews import ReviewComment, ReviewThread
 from bot.github.client import RepoClient
-from bot.github.errors import GitHubAuthError, GitHubError, github_errors
+from bot.github.errors import github_errors
 
 __all__ = [
     "create_review",
@@ -169,7 +170,7 @@ async def resolve_thread(client: RepoClient, thread_id: str) -> bool:
     FORBIDDEN), so the caller can reply in the thread instead."""
     try:
         await _graphql(client, "resolve a review thread", _RESOLVE, {"threadId": thread_id})
-    except GitHubAuthError:
+    except ForgeAuthError:
         return False
     return True
 
@@ -184,11 +185,11 @@ async def _graphql(
             raise _graphql_error(failed, action) from None
 
 
-def _graphql_error(failed: GraphQLFailed, action: str) -> GitHubError:
+def _graphql_error(failed: GraphQLFailed, action: str) -> ForgeError:
     errors = failed.response.errors or []
     kinds = {str(getattr(e, "type", "") or "") for e in errors}
     reason = "; ".join(str(getattr(e, "message", "")) for e in errors) or "GraphQL error"
-    kind = GitHubAuthError if kinds & {"FORBIDDEN", "INSUFFICIENT_SCOPES"} else GitHubError
+    kind = ForgeAuthError if kinds & {"FORBIDDEN", "INSUFFICIENT_SCOPES"} else ForgeError
     error = kind(reason, status=200, method="POST", path="/graphql", codes=tuple(sorted(kinds)))
     error.action = action
     return error

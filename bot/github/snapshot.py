@@ -40,8 +40,9 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from bot.forge import BlobCache
+from bot.forge.errors import ForgeError, ForgeNotFound
 from bot.github.client import RepoClient
-from bot.github.errors import GitHubError, GitHubNotFound, as_github_error, github_errors
+from bot.github.errors import as_github_error, github_errors
 from bot.github.fetch import AGENTS_DIR, CONFIG_PATH, MAX_AGENT_FILES, read_file
 from bot.github.fetch import read_agents as fetch_agents
 from bot.github.fetch import read_config as fetch_config
@@ -103,7 +104,7 @@ async def read_config(client: RepoClient, branch: str, cache: BlobCache) -> str 
     blob SHA: most reviews read it from the cache, and the tree serves the rest of the job."""
     try:
         entries, truncated = await read_tree(client, branch)
-    except GitHubError:  # the path on its own, as before the tree
+    except ForgeError:  # the path on its own, as before the tree
         log.warning("tree_unreadable", ref=branch, exc_info=True)
         return await fetch_config(client, branch)
     entry = entries.get(CONFIG_PATH)
@@ -125,7 +126,7 @@ async def read_agents(
     personas already in the cache."""
     try:
         entries, truncated = await read_tree(client, branch)
-    except GitHubError:  # the directory listing, as before the tree
+    except ForgeError:  # the directory listing, as before the tree
         log.warning("tree_unreadable", ref=branch, exc_info=True)
         return await fetch_agents(client, branch)
     prefix = f"{AGENTS_DIR}/"
@@ -163,7 +164,7 @@ async def read_blob(client: RepoClient, sha: str) -> bytes | None:
         with github_errors("read a blob"):
             response = await client.rest.git.async_get_blob(client.owner, client.name, sha)
             blob = response.parsed_data
-    except GitHubNotFound:
+    except ForgeNotFound:
         return None
     if blob.encoding == "base64":
         return base64.b64decode(blob.content)
@@ -452,7 +453,7 @@ class Snapshot:
         archive = root / "archive.tar.gz"
         try:
             fetched = await self._stream(archive)
-        except (GitHubError, OSError) as error:
+        except (ForgeError, OSError) as error:
             log.warning("archive_unavailable", ref=self.ref, error=str(error))
             self._archive_problem = "the archive of the head could not be downloaded"
             return {}

@@ -8,12 +8,24 @@ A `/council` command needs a commenter with write or admin access; automatic tri
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from bot.config import ConfigResult, EffectiveConfig
-from bot.forge import PullInfo
+from bot.forge import Forge, ForgeError, PullInfo, Reactions
+from bot.pr.failures import Runner, explain_failure
+from bot.pr.ports import ReplyThrottle
 
-__all__ = ["DENIED", "Admitted", "Skip", "Trigger", "admit_automatic"]
+__all__ = [
+    "DENIED",
+    "Admitted",
+    "Commander",
+    "Skip",
+    "Trigger",
+    "acknowledge",
+    "admit_automatic",
+    "refuse",
+    "reply_failure",
+]
 
 DENIED = (
     "Only people with write or admin access to this repository can convene the council. "
@@ -36,6 +48,19 @@ class Trigger(Protocol):
 
     @property
     def head_sha(self) -> str | None: ...
+
+
+class Commander(Protocol):
+    """Who asked, as a job request (`bot.queue.jobs.JobRequest`) says it."""
+
+    @property
+    def trigger(self) -> str: ...
+
+    @property
+    def sender_login(self) -> str: ...
+
+    @property
+    def delivery_id(self) -> str: ...
 
 
 @dataclass
@@ -68,3 +93,43 @@ def admit_automatic(request: Trigger, pull: PullInfo, config: EffectiveConfig) -
         raise Skip("the pull request carries no trigger label")
     if request.head_sha and request.head_sha != pull.head_sha:
         raise Skip("a newer push exists; its own job reviews it")
+
+
+async def refuse(forge: Forge, throttle: ReplyThrottle, pr: int, login: str) -> None:
+    """The reply to a command from someone without write access: at most one per pull
+    request per window (`throttle`), whatever the command, and it says why and nothing
+    else (no configuration, no models, no limits)."""
+    if await throttle.first_in_window(pr):
+        await forge.reply(pr, f"@{login} {DENIED}")
+
+
+async def acknowledge(forge: Forge, comment_id: int, log: Any) -> None:
+    """The eyes reaction says "seen"; failing to add it must not stop the deliberation. A
+    forge without reactions (`Capabilities.reactions`) skips it: the review answers."""
+    if not forge.capabilities.reactions or not isinstance(forge, Reactions):
+        return
+    try:
+        await forge.react(comment_id, "eyes")
+    except ForgeError as error:
+        log.warning("reaction_failed", comment_id=comment_id, error=str(error))
+
+
+async def reply_failure(
+    forge: Forge,
+    request: Commander,
+    pr: int | None,
+    error: BaseException,
+    log: Any,
+    *,
+    runner: Runner = "app",
+) -> None:
+    """Tell the commenter of a `/council` command that it failed, what failed and to try
+    again (automatic triggers have nobody to tell; their status says it). Best effort:
+    the forge may well be what failed."""
+    if request.trigger != "command" or pr is None:
+        return
+    text = explain_failure(error, delivery_id=request.delivery_id, runner=runner)
+    try:
+        await forge.reply(pr, f"@{request.sender_login} {text}")
+    except ForgeError as failed:
+        log.warning("failure_reply_failed", error=str(failed))

@@ -1,5 +1,6 @@
-"""The sticky comment, posted once by the App and the Action alike: rendered shorter while
-the forge refuses it as too long, within `COMMENT_WAIT_S` of the advisory.
+"""The sticky comment, posted once by the App and the Action alike: the advisory rendered
+as the repository asks, shorter while the forge refuses it as too long, within
+`COMMENT_WAIT_S` of the advisory.
 
 What differs between the delivery paths comes in as ports: `lock` (the App holds a Redis
 lock across the look-up and the write; the Action's `concurrency` group serialises them),
@@ -11,13 +12,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
 
+from bot.council.advisory import Advisory
 from bot.forge import Forge, ForgeError, PostedComment
+from bot.render import render_comment
+from bot.render.checks import Gate
+from bot.render.markdown import CommentOptions
 
 __all__ = [
     "COMMENT_MAX_CHARS",
     "COMMENT_MIN_CHARS",
     "COMMENT_WAIT_S",
     "INLINE_WAIT_S",
+    "post_advisory",
     "post_sticky",
 ]
 
@@ -55,3 +61,32 @@ async def post_sticky(
             limit = max(COMMENT_MIN_CHARS, min(limit, len(body)) // 2)
             if on_shortened is not None:
                 on_shortened(len(body), limit)
+
+
+async def post_advisory(
+    forge: Forge,
+    pr: int,
+    advisory: Advisory,
+    options: CommentOptions,
+    gate: Gate,
+    login: str,
+    *,
+    transcript_url: str | None = None,
+    lock: AbstractAsyncContextManager[object] | None = None,
+    on_shortened: Shortened | None = None,
+) -> PostedComment:
+    """The advisory as the sticky comment, rendered by `bot.render` as the repository asks
+    (`options`: its `comment`, `max_findings`, `min_severity`; `gate`: its verdict line),
+    linking the transcript page when there is one."""
+    shown = options.model_copy(update={"gate": gate})
+
+    def render(limit: int) -> str:
+        return render_comment(
+            advisory,
+            max_chars=limit,
+            repo=forge.full_name,
+            options=shown,
+            transcript_url=transcript_url,
+        )
+
+    return await post_sticky(forge, pr, render, login, lock=lock, on_shortened=on_shortened)

@@ -4,17 +4,35 @@ verdict for the endings that have none (nothing to review, a failure, the spend 
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Protocol
 
 from bot.council.advisory import Advisory, Resolution
+from bot.council.protocols import DebateMode
 from bot.forge import PullInfo
+from bot.pr.failures import Runner
 from bot.providers import ProviderRegistry
 from bot.review.assemble import ReviewError, ReviewOptions
 from bot.review.setup import RepoSetup
 from bot.store.db import Database
 from bot.store.deliberations import DeliberationRecord, create_deliberation
 
-__all__ = ["Request", "available_models", "open_record", "review_options", "without_verdict"]
+__all__ = [
+    "Request",
+    "available_models",
+    "no_model",
+    "open_record",
+    "review_options",
+    "without_verdict",
+]
+
+# Where each delivery path configures a model: the operator's settings for the App, the
+# action's inputs for a workflow.
+_MODEL_SETTINGS: dict[Runner, str] = {
+    "app": "the operator sets COUNCIL_MODELS or a provider key (ANTHROPIC_API_KEY, "
+    "OPENAI_API_KEY).",
+    "action": "pass `anthropic-api-key` or `openai-api-key` to the action from a repository "
+    "secret (or `models` with an endpoint).",
+}
 
 
 class Request(Protocol):
@@ -24,7 +42,7 @@ class Request(Protocol):
     def trigger(self) -> str: ...
 
     @property
-    def debate_mode(self) -> Literal["quick", "standard", "full"] | None: ...
+    def debate_mode(self) -> DebateMode | None: ...
 
     @property
     def board_add(self) -> tuple[str, ...]: ...
@@ -47,14 +65,19 @@ def review_options(request: Request, protocol: str, topic: str) -> ReviewOptions
     )
 
 
+def no_model(runner: Runner) -> str:
+    """Why a review cannot convene without a model, and where `runner` configures one."""
+    return f"No model is configured for the council: {_MODEL_SETTINGS[runner]}"
+
+
 async def available_models(
-    setup: RepoSetup, registry: ProviderRegistry, no_model: str
+    setup: RepoSetup, registry: ProviderRegistry, runner: Runner = "app"
 ) -> list[str]:
     """The models the registry offers when the repository names none; `ReviewError`
-    (`no_model`: where this delivery path configures one) when there is no model at all."""
+    (`no_model`, saying where `runner` configures one) when there is no model at all."""
     available = [] if setup.config.models else await registry.available_models()
     if not (setup.config.models or available):
-        raise ReviewError(no_model)
+        raise ReviewError(no_model(runner))
     return available
 
 

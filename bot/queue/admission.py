@@ -1,30 +1,22 @@
-"""Admission: which pull request a job is about, and whether it may convene at all.
+"""Admission in the App's worker: which pull request a job is about, and whether it may
+convene at all (the policy is `bot.pr.admission`'s; here: the re-runs' target from the
+store, and the refusal's window in Redis).
 
-A `/council` command needs a commenter with write or admin access; automatic triggers
-(label, push) skip closed PRs, drafts, labels that are not trigger labels and stale pushes.
-All of it is decided before the repo's personas are read or a check run is opened.
-
-A `/council` command that GitHub fails (reading the PR or its config, the commenter's
+All of it is decided before the repo's personas are read or a check run is opened. A
+`/council` command that the forge fails (reading the PR or its config, the commenter's
 permission, after the client's retries) gets a reply saying what failed and to try again;
 `reply_failure` says the same for a failure later in the job.
 """
 
 from __future__ import annotations
 
-from bot.config import EffectiveConfig
-from bot.forge import PullInfo
-from bot.github.client import RepoClient
-from bot.github.errors import GitHubError
-from bot.github.fetch import fetch_pull
-from bot.github.permissions import can_trigger
-from bot.github.publish import react, reply
-from bot.pr.admission import DENIED, Admitted, Skip, admit_automatic
-from bot.pr.failures import explain_failure
+from bot.council.protocols.debate import DEBATE
+from bot.forge import ForgeError, PullInfo
+from bot.pr import admission
+from bot.pr.admission import Admitted, Skip, acknowledge, admit_automatic, refuse
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobcontext import JobContext
-from bot.queue.jobs import JobRequest
 from bot.render.checks import BUTTON_DEBATE
-from bot.review.pull import read_repo_config
 from bot.store.deliberations import find_by_check_run
 
 
@@ -32,33 +24,38 @@ async def admit(ctx: JobContext) -> Admitted:
     """The PR, its config and the protocol, or `Skip` with the reason."""
     try:
         return await _admit(ctx)
-    except GitHubError as error:
+    except ForgeError as error:
         await reply_failure(ctx, error)
         raise
 
 
 async def reply_failure(ctx: JobContext, error: BaseException) -> None:
-    """Tell the commenter of a `/council` command that it failed, what failed and to try
-    again (automatic triggers have nobody to tell; their check run says it). Best effort:
-    GitHub may well be what failed."""
+    """Tell the commenter of a `/council` command that it failed (`bot.pr.admission`)."""
     request = ctx.request
-    if request.trigger != "command" or request.pr_number is None:
-        return
-    text = explain_failure(error, delivery_id=request.delivery_id)
-    try:
-        await reply(ctx.client, request.pr_number, f"@{request.sender_login} {text}")
-    except GitHubError as failed:
-        ctx.log.warning("failure_reply_failed", error=str(failed))
+    await admission.reply_failure(ctx.forge, request, request.pr_number, error, ctx.log)
+
+
+class DeniedWindow:
+    """`bot.pr.ports.ReplyThrottle` in Redis: one refusal per pull request per
+    `permission_reply_interval_s`."""
+
+    def __init__(self, deps: WorkerDeps, repo: str) -> None:
+        self.deps = deps
+        self.repo = repo
+
+    async def first_in_window(self, pr: int) -> bool:
+        window = self.deps.settings.permission_reply_interval_s
+        return await self.deps.state.first_in_window(f"denied:{self.repo}:{pr}", window)
 
 
 async def _admit(ctx: JobContext) -> Admitted:
     pr_number, protocol = await _target(ctx)
-    pull = await fetch_pull(ctx.client, pr_number)
-    text, loaded = await read_repo_config(ctx.client, pull, ctx.settings, ctx.blob_cache())
+    pull = await ctx.forge.pull(pr_number)
+    text, loaded = await ctx.reads.config(pull)
     if ctx.request.trigger == "command":
         await _admit_command(ctx, pull)
     elif ctx.automatic:
-        _admit_automatic(ctx, pull, loaded.config)
+        admit_automatic(ctx.request, pull, loaded.config)
     return Admitted(pull, protocol, text, loaded)
 
 
@@ -74,35 +71,14 @@ async def _target(ctx: JobContext) -> tuple[int, str | None]:
     )
     if previous is None or previous.pr_number is None:
         raise Skip("the check run is not one of ours")
-    protocol = "debate" if request.action == BUTTON_DEBATE else previous.protocol
+    protocol = DEBATE.name if request.action == BUTTON_DEBATE else previous.protocol
     return previous.pr_number, protocol
 
 
-async def refuse(deps: WorkerDeps, client: RepoClient, request: JobRequest, pr_number: int) -> None:
-    """The reply to a command from someone without write access: at most one per pull
-    request per `permission_reply_interval_s`, whatever the command, and it says why and
-    nothing else (no configuration, no models, no limits)."""
-    key = f"denied:{request.repo}:{pr_number}"
-    if await deps.state.first_in_window(key, deps.settings.permission_reply_interval_s):
-        await reply(client, pr_number, f"@{request.sender_login} {DENIED}")
-
-
 async def _admit_command(ctx: JobContext, pull: PullInfo) -> None:
-    request = ctx.request
-    if not await can_trigger(ctx.client, request.sender_login):
-        await refuse(ctx.deps, ctx.client, request, pull.number)
+    request, login = ctx.request, ctx.request.sender_login
+    if not await ctx.forge.can_trigger(login):
+        await refuse(ctx.forge, DeniedWindow(ctx.deps, request.repo), pull.number, login)
         raise Skip(f"{request.sender_login} may not convene the council")
     if request.comment_id is not None:
-        await _acknowledge(ctx, request.comment_id)
-
-
-def _admit_automatic(ctx: JobContext, pull: PullInfo, config: EffectiveConfig) -> None:
-    admit_automatic(ctx.request, pull, config)
-
-
-async def _acknowledge(ctx: JobContext, comment_id: int) -> None:
-    """The eyes reaction says "seen"; failing to add it must not stop the deliberation."""
-    try:
-        await react(ctx.client, comment_id, "eyes")
-    except GitHubError as error:
-        ctx.log.warning("reaction_failed", comment_id=comment_id, error=str(error))
+        await acknowledge(ctx.forge, request.comment_id, ctx.log)

@@ -9,21 +9,17 @@ and it resumes from the ledger.
 
 from __future__ import annotations
 
-import asyncio
-
 from bot.council.advisory import Advisory, Resolution
-from bot.council.engine import ProgressEvent
-from bot.github.publish import CheckRunPublisher
+from bot.council.request import ProgressEvent
 from bot.metrics import OUTCOMES
 from bot.pr.failures import explain_failure
 from bot.pr.followup.tracked import carried_verdict
-from bot.pr.notes import convening
+from bot.pr.status import StatusRun
 from bot.queue.jobcontext import JobContext
 from bot.queue.jobs import job_timeout_s
 from bot.queue.links import transcript_url
-from bot.render import render_check_run
 from bot.render.checks import CheckRunOutput
-from bot.render.conclusion import Gate, conclusion_for
+from bot.render.conclusion import Conclusion, Gate, conclusion_for
 from bot.store.deliberations import (
     DeliberationRecord,
     DeliberationStatus,
@@ -33,70 +29,58 @@ from bot.store.deliberations import (
 
 
 class CheckRunLifecycle:
+    """The App's side of a review's status (`bot.pr.status.StatusRun`): its id on the
+    record, the wait for GitHub's rate limit, and every ending kept on the record."""
+
     def __init__(
         self, ctx: JobContext, record: DeliberationRecord, *, gate: Gate = "verdict"
     ) -> None:
         self.ctx = ctx
         self.record = record
         # The repository's gate once its configuration is read; until then the strict one.
-        self.gate: Gate = gate
-        self.publisher = CheckRunPublisher(
-            ctx.client, update_interval_s=ctx.settings.check_update_interval_s
+        self.status = StatusRun(
+            ctx.forge.status(update_interval_s=ctx.settings.check_update_interval_s),
+            ctx.forge.capabilities,
+            record.head_sha,
+            record.protocol,
+            # The transcript page when the web process serves it (COUNCIL_PUBLIC_URL).
+            transcript_url(ctx.settings, record.id),
+            gate=gate,
+            check_run_id=record.check_run_id,
         )
-        self.check_run_id: int | None = record.check_run_id  # set once opened
-        self.published = False  # once true, the check run says the verdict: leave it
-        self._progress_tasks: set[asyncio.Task[bool]] = set()
-        self._phases: list[str] = []
+
+    @property
+    def check_run_id(self) -> int | None:
+        return self.status.check_run_id
+
+    @property
+    def published(self) -> bool:
+        """The check run says the verdict (or why there is none): leave it."""
+        return self.status.completed
+
+    @property
+    def gate(self) -> Gate:
+        return self.status.gate
 
     async def open(self, note: str = "", *, fresh: bool = False) -> int:
         """Ours from before a crash (stored, or found by external id), else a new one.
         `fresh`: the deliberation was just created, there is none to look for."""
-        record = self.record
-        found = record.check_run_id
-        if found is None and not fresh:
-            found = await self.publisher.find(record.head_sha, record.id)
-        if found is None:
-            # `note`: the repo's setup problems (bot.pr.notes.setup_note), said at once.
-            summary = convening(record.protocol, note)
-            found = await self.publisher.create(
-                record.head_sha, external_id=record.id, title="Council convening", summary=summary
-            )
-        self.check_run_id = found
-        await record_publication(self.ctx.db, record.id, check_run_id=found)
+        found = await self.status.open(self.record.id, note, find=not fresh)
+        await record_publication(self.ctx.db, self.record.id, check_run_id=found)
         return found
 
     async def waiting(self, summary: str) -> None:
         """The review waits in the queue (GitHub's rate limit): said on the run, which
         stays `in_progress` until the job runs again."""
-        if self.check_run_id is not None:
-            await self.publisher.note(self.check_run_id, "Waiting for GitHub", summary)
+        await self.status.note("Waiting for GitHub", summary)
 
     def on_progress(self, event: ProgressEvent) -> None:
-        """Engine progress -> a throttled summary (the publisher drops updates that come
-        sooner than `check_update_interval_s` after the last)."""
-        if event.seat_id is not None or event.status != "started" or self.check_run_id is None:
-            return
-        self._phases.append(event.phase)
-        summary = (
-            f"The council ({self.record.protocol}) is deliberating. Phases so far: "
-            + " -> ".join(self._phases)
-        )
-        task = asyncio.create_task(self.publisher.progress(self.check_run_id, summary))
-        self._progress_tasks.add(task)
-        task.add_done_callback(self._progress_tasks.discard)
+        self.status.on_progress(event)
 
     async def complete(
-        self, output: CheckRunOutput, conclusion: str, *, details_url: str | None
+        self, output: CheckRunOutput, conclusion: Conclusion, *, details_url: str | None
     ) -> None:
-        assert self.check_run_id is not None
-        await self.publisher.complete(
-            self.check_run_id,
-            output,
-            conclusion,  # type: ignore[arg-type]
-            # The transcript page when the web process serves it (COUNCIL_PUBLIC_URL).
-            details_url=transcript_url(self.ctx.settings, self.record.id) or details_url,
-        )
-        self.published = True
+        await self.status.complete(output, conclusion, fallback_url=details_url)
 
     async def nothing_to_review(self, reason: str) -> None:
         """A head with no changed line to read costs no model call. It carries the pull
@@ -124,8 +108,7 @@ class CheckRunLifecycle:
         if reason is not None:
             superseded = reason.startswith("Superseded")
             status = DeliberationStatus.SUPERSEDED if superseded else DeliberationStatus.CANCELLED
-            if self.check_run_id is not None:
-                await self.publisher.cancel(self.check_run_id, reason)
+            await self.status.cancel(reason)
             await set_status(
                 ctx.db, self.record.id, status, resolution="CANCELLED", conclusion="cancelled"
             )
@@ -169,14 +152,7 @@ class CheckRunLifecycle:
         advisory shown is a carried one)."""
         conclusion = conclusion_for(advisory, self.gate)
         if self.check_run_id is not None:
-            await self.publisher.complete(
-                self.check_run_id,
-                render_check_run(advisory, gate=self.gate),
-                conclusion,
-                actions=(),
-                details_url=transcript_url(self.ctx.settings, self.record.id),
-            )
-            self.published = True
+            await self.status.without_verdict(advisory, buttons=False)
         ended = resolution or advisory.resolution
         await set_status(
             self.ctx.db,

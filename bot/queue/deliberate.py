@@ -34,21 +34,14 @@ from bot.queue.spend import DailyCapReached, cost_cap
 from bot.review.assemble import PreparedReview, prepare_review
 from bot.review.inputs import review_topic
 from bot.review.local import NothingToReview
-from bot.review.pull import pull_setup
 from bot.review.run import deliberate, registry_preflight
 from bot.review.setup import RepoSetup
-from bot.review.sources import PullSource
 from bot.store.deliberations import (
     DeliberationRecord,
     DeliberationStatus,
     find_deliberation,
     reviewed_at,
     running_for_pr,
-)
-
-NO_MODEL = (
-    "No model is configured for the council: the operator sets COUNCIL_MODELS or a "
-    "provider key (ANTHROPIC_API_KEY, OPENAI_API_KEY)."
 )
 
 
@@ -61,10 +54,8 @@ class DeliberationJob:
     async def run(self) -> str:
         if self.request.installation_id is None:
             return "ignored: no installation"
-        async with self.deps.github.for_installation(
-            self.request.installation_id, self.request.repo
-        ) as client:
-            ctx = JobContext(self.deps, self.request, self.job_id, client)
+        async with self.deps.connect(self.request.installation_id, self.request.repo) as repo:
+            ctx = JobContext(self.deps, self.request, self.job_id, repo.forge, repo.reads)
             # Known low before any call: wait without spending one (but say it on the
             # check run of a deliberation this job resumes).
             await self._wait_for_github(ctx, None)
@@ -124,14 +115,7 @@ class DeliberationJob:
         # Only now the repo's personas (a directory listing and a read per file): most
         # label and push events are skipped by admission and need none of it.
         try:
-            setup = await pull_setup(
-                ctx.client,
-                admitted.pull,
-                ctx.settings,
-                ctx.deps.catalog,
-                admitted.config_text,
-                ctx.blob_cache(),
-            )
+            setup = await ctx.reads.setup(admitted.pull, admitted.config_text)
         except ForgeError as error:  # nothing is open yet: say it where it was asked
             ctx.log.exception("personas_unreadable")
             await reply_failure(ctx, error)
@@ -289,7 +273,7 @@ class DeliberationJob:
         self, ctx: JobContext, admitted: Admitted, setup: RepoSetup, record: DeliberationRecord
     ) -> PreparedReview:
         options = review_options(ctx.request, record.protocol, record.topic)
-        available = await available_models(setup, ctx.deps.providers, NO_MODEL)
+        available = await available_models(setup, ctx.deps.providers)
         # A push to a reviewed PR: the new commits only (bot.review.rereview).
         base = await incremental_base(
             ctx.db,
@@ -299,11 +283,8 @@ class DeliberationJob:
             trigger=ctx.request.trigger,
             enabled=setup.config.incremental_reviews,
         )
-        source = PullSource(
-            ctx.forge,
+        source = ctx.reads.source(
             admitted.pull,
-            cache=ctx.blob_cache(),
-            archive_max_bytes=ctx.settings.archive_max_bytes,
             since=base.since if base is not None else None,
             open_findings=base.open_findings if base is not None else (),
         )

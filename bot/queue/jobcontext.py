@@ -1,5 +1,5 @@
 """What one deliberation job carries from step to step: its dependencies, its request, the
-installation's client, its log, and when it started."""
+installation's forge and the job's reads through it, its log, and when it started."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ from typing import Any
 
 import structlog
 
-from bot.github.client import RepoClient
-from bot.github.forge import GitHubForge
-from bot.github.snapshot import RedisBlobCache
+from bot.forge import Forge
+from bot.pr.ports import RepoReads
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobs import JobRequest
 from bot.settings import Settings
@@ -23,7 +22,8 @@ class JobContext:
     deps: WorkerDeps
     request: JobRequest
     job_id: str
-    client: RepoClient
+    forge: Forge
+    reads: RepoReads
     started: float = field(default_factory=time.monotonic)
     log: Any = None  # a bound structlog logger
 
@@ -53,20 +53,6 @@ class JobContext:
     def automatic(self) -> bool:
         """Label and push triggers: nobody asked, so they are skipped more readily."""
         return self.request.trigger in AUTOMATIC
-
-    @property
-    def forge(self) -> GitHubForge:
-        """The installation's repository as a forge (`bot.forge.Forge`)."""
-        return GitHubForge(self.client)
-
-    def blob_cache(self) -> RedisBlobCache:
-        """Repository files by blob SHA, shared by every review on this Redis."""
-        return RedisBlobCache(
-            self.deps.redis,
-            self.settings.key_prefix,
-            max_bytes=self.settings.blob_cache_max_bytes,
-            ttl_s=self.settings.blob_cache_ttl_s,
-        )
 
     def elapsed_s(self) -> float:
         return time.monotonic() - self.started

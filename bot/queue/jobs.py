@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.council.protocols import longest_deliberation
+from bot.council.protocols import DebateMode, longest_deliberation
 from bot.settings import Settings, call_deadline_s
 
 
@@ -53,7 +53,7 @@ class JobRequest(BaseModel):
     comment_id: int | None = None
     protocol: str | None = None  # from the command or the button; None: the config's
     question: str | None = None
-    debate_mode: Literal["quick", "standard", "full"] | None = None  # `/council debate --full`
+    debate_mode: DebateMode | None = None  # `/council debate --full`
     board_add: tuple[str, ...] = ()  # `/council board +persona`
     board_remove: tuple[str, ...] = ()  # `/council board -persona`
     inline: bool = False  # `/council --inline`: findings as review comments for this run

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import structlog
 
-from bot.github.fetch import PullFile, compare_files, fetch_pull
+from bot.forge import PullFile
+from bot.forge.errors import ForgeNotFound
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobs import JobRequest
 from bot.review.outcomes import record_pr_outcome
@@ -21,11 +22,14 @@ async def record_closed(deps: WorkerDeps, request: JobRequest) -> str:
     record = await latest_for_pr(deps.db, request.repo, request.pr_number)
     if record is None or not record.advisory_json:
         return "no advisory to score"
-    client = deps.github.for_installation(request.installation_id, request.repo)
-    pull = await fetch_pull(client, request.pr_number)
-    changed: dict[str, PullFile] = {}
-    if pull.head_sha != record.head_sha:
-        changed = {f.path: f for f in await compare_files(client, record.head_sha, pull.head_sha)}
+    async with deps.connect(request.installation_id, request.repo) as repo:
+        pull = await repo.forge.pull(request.pr_number)
+        changed: dict[str, PullFile] = {}
+        if pull.head_sha != record.head_sha:
+            compared = await repo.forge.compare(record.head_sha, pull.head_sha)
+            if compared.status == "missing":  # the advisory's head is gone: nothing to score
+                raise ForgeNotFound(f"compare {record.head_sha[:12]}...{pull.head_sha[:12]}")
+            changed = {f.path: f for f in compared.files}
     merged = bool(request.merged if request.merged is not None else pull.merged)
     outcome = await record_pr_outcome(deps.db, record, changed, merged)
     log.info(

@@ -32,29 +32,29 @@ import structlog
 from pydantic import BaseModel, ConfigDict
 
 from bot.council.advisory import Advisory
-from bot.forge import PostedComment
-from bot.github.client import RepoClient
-from bot.github.errors import (
-    GitHubAuthError,
-    GitHubError,
-    GitHubRateLimited,
-    GitHubUnavailable,
+from bot.forge import (
+    Forge,
+    ForgeAuthError,
+    ForgeError,
+    ForgeRateLimited,
+    ForgeUnavailable,
+    PostedComment,
+    PullInfo,
+    StatusReport,
 )
-from bot.github.fetch import PullInfo
-from bot.github.forge import GitHubForge
-from bot.github.publish import CheckRunPublisher
 from bot.metrics import OUTCOMES
 from bot.pr.books import record_deferred, record_published
-from bot.pr.comment import COMMENT_WAIT_S, INLINE_WAIT_S, post_sticky
+from bot.pr.comment import COMMENT_WAIT_S, INLINE_WAIT_S, post_advisory
 from bot.pr.failures import explain_failure, missing_permission
 from bot.pr.followup.step import InlineRequest
 from bot.pr.notes import setup_note
+from bot.pr.status import with_heads
 from bot.queue.checkrun import CheckRunLifecycle
 from bot.queue.deps import WorkerDeps
 from bot.queue.inline_step import inline_step
 from bot.queue.jobcontext import JobContext
 from bot.queue.links import transcript_url
-from bot.render import conclusion_for, render_check_run, render_comment
+from bot.render import conclusion_for, render_check_run
 from bot.render.checks import CheckRunOutput, Gate
 from bot.render.markdown import CommentOptions, comment_options
 from bot.review.setup import RepoSetup
@@ -111,7 +111,7 @@ async def publish(
     if inline is not None:
         try:
             advisory = await asyncio.wait_for(
-                inline_step(ctx, GitHubForge(ctx.client), pull, advisory, inline), INLINE_WAIT_S
+                inline_step(ctx, ctx.forge, pull, advisory, inline), INLINE_WAIT_S
             )
         except TimeoutError:  # review comments are extras; the verdict is not
             log.warning("inline_step_slow", deliberation_id=record.id, waited_s=INLINE_WAIT_S)
@@ -125,15 +125,15 @@ async def publish(
     conclusion = conclusion_for(advisory, pending.gate)
     try:
         comment = await _post_comment_within(
-            deps, ctx.client, record, pull.number, advisory, pending
+            deps, ctx.forge, record, pull.number, advisory, pending
         )
-    except GitHubError as error:
+    except ForgeError as error:
         await _verdict_without_comment(deps, lifecycle, advisory, pending, error)
         return
     try:
         output = _check_run_output(advisory, pending, comment.html_url)
         await lifecycle.complete(output, conclusion, details_url=comment.html_url)
-    except GitHubError as error:
+    except ForgeError as error:
         await _keep(deps, pending, advisory, error)
         return
     await _record(deps, record, advisory, comment, lifecycle.check_run_id, conclusion, pending)
@@ -150,23 +150,23 @@ async def publish_pending(ctx: dict[str, Any], payload: dict[str, Any]) -> str:
     if record.installation_id is None or record.pr_number is None or not record.advisory_json:
         return "nothing to publish"
     advisory = Advisory.model_validate_json(record.advisory_json)
-    client = deps.github.for_installation(record.installation_id, record.repo)
-    async with client:
+    async with deps.connect(record.installation_id, record.repo) as repo:
+        forge = repo.forge
         if await _superseded(deps, record):
-            return await _give_up(deps, client, record, advisory, pending, superseded=True)
+            return await _give_up(deps, forge, record, advisory, pending, superseded=True)
         try:
             if not pending.check_completed:
-                await _complete(deps, client, record, advisory, pending, None, _COMING)
+                await _complete(deps, forge, record, advisory, pending, None, _COMING)
                 pending = pending.model_copy(update={"check_completed": True})
-            comment = await _post_comment(deps, client, record, record.pr_number, advisory, pending)
-        except GitHubError as error:
+            comment = await _post_comment(deps, forge, record, record.pr_number, advisory, pending)
+        except ForgeError as error:
             if _permanent(error) or pending.attempt >= PUBLISH_TRIES:
-                return await _give_up(deps, client, record, advisory, pending, error=error)
+                return await _give_up(deps, forge, record, advisory, pending, error=error)
             await _schedule(deps, pending, error)
             return f"deferred: {type(error).__name__}"
         try:  # the verdict is there already: this only adds the comment's link
-            await _complete(deps, client, record, advisory, pending, comment.html_url)
-        except GitHubError as failed:
+            await _complete(deps, forge, record, advisory, pending, comment.html_url)
+        except ForgeError as failed:
             log.warning("check_run_link_failed", deliberation_id=record.id, error=str(failed))
     conclusion = conclusion_for(advisory, pending.gate)
     await _record(deps, record, advisory, comment, record.check_run_id, conclusion, pending)
@@ -178,37 +178,35 @@ async def publish_pending(ctx: dict[str, Any], payload: dict[str, Any]) -> str:
 
 async def _post_comment(
     deps: WorkerDeps,
-    client: RepoClient,
+    forge: Forge,
     record: DeliberationRecord,
     pr: int,
     advisory: Advisory,
     pending: PendingPublication,
 ) -> PostedComment:
     """The sticky comment, rendered shorter while GitHub refuses it as too long."""
-    login = await deps.github.app_login()
+    login = await deps.app_login()
     # Held across the look-up and the write, each of which may retry for the whole budget.
     lock = deps.redis.lock(
         f"{deps.settings.key_prefix}:sticky:{record.repo}:{pr}",
         timeout=2 * deps.settings.github_retry_budget_s + 120,
     )
-    options = pending.comment.model_copy(update={"gate": pending.gate})
-
-    def render(limit: int) -> str:
-        return render_comment(
-            advisory,
-            max_chars=limit,
-            repo=record.repo,
-            options=options,
-            transcript_url=transcript_url(deps.settings, record.id),
-        )
 
     def shortened(refused: int, limit: int) -> None:
         log.warning(
             "comment_shortened", deliberation_id=record.id, refused_chars=refused, max_chars=limit
         )
 
-    return await post_sticky(
-        GitHubForge(client), pr, render, login, lock=lock, on_shortened=shortened
+    return await post_advisory(
+        forge,
+        pr,
+        advisory,
+        pending.comment,
+        pending.gate,
+        login,
+        transcript_url=transcript_url(deps.settings, record.id),
+        lock=lock,
+        on_shortened=shortened,
     )
 
 
@@ -220,7 +218,7 @@ _COMING = (
 
 async def _post_comment_within(
     deps: WorkerDeps,
-    client: RepoClient,
+    forge: Forge,
     record: DeliberationRecord,
     pr: int,
     advisory: Advisory,
@@ -230,17 +228,17 @@ async def _post_comment_within(
     retried for minutes by the client: the check run must not wait for that)."""
     try:
         return await asyncio.wait_for(
-            _post_comment(deps, client, record, pr, advisory, pending), COMMENT_WAIT_S
+            _post_comment(deps, forge, record, pr, advisory, pending), COMMENT_WAIT_S
         )
     except TimeoutError:
-        raise GitHubUnavailable(
+        raise ForgeUnavailable(
             f"the comment was not posted within {round(COMMENT_WAIT_S)} s"
         ) from None
 
 
-def _permanent(error: GitHubError) -> bool:
+def _permanent(error: ForgeError) -> bool:
     """A refusal no retry changes: the installation lacks a permission (403, not a limit)."""
-    return isinstance(error, GitHubAuthError) and error.status == 403
+    return isinstance(error, ForgeAuthError) and error.status == 403
 
 
 def _check_run_output(
@@ -250,16 +248,12 @@ def _check_run_output(
     note: str | None = None,
 ) -> CheckRunOutput:
     output = render_check_run(advisory, gate=pending.gate, comment_url=comment_url)
-    heads = [n.strip() for n in (note, pending.note) if n and n.strip()]
-    if heads:  # why the comment is missing; config problems, persona files that did not load
-        summary = "\n\n".join([*heads, output.summary])
-        output = output.model_copy(update={"summary": summary})
-    return output
+    return with_heads(output, note, pending.note)
 
 
 async def _complete(
     deps: WorkerDeps,
-    client: RepoClient,
+    forge: Forge,
     record: DeliberationRecord,
     advisory: Advisory,
     pending: PendingPublication,
@@ -268,7 +262,7 @@ async def _complete(
 ) -> None:
     if record.check_run_id is None:
         return
-    await _publisher(deps, client).complete(
+    await _publisher(deps, forge).complete(
         record.check_run_id,
         _check_run_output(advisory, pending, comment_url, note),
         conclusion_for(advisory, pending.gate),
@@ -276,14 +270,14 @@ async def _complete(
     )
 
 
-def _publisher(deps: WorkerDeps, client: RepoClient) -> CheckRunPublisher:
-    return CheckRunPublisher(client, update_interval_s=deps.settings.check_update_interval_s)
+def _publisher(deps: WorkerDeps, forge: Forge) -> StatusReport:
+    return forge.status(update_interval_s=deps.settings.check_update_interval_s)
 
 
 # -- the verdict first, the comment later ----------------------------------------------------
 
 
-def _missing_comment_note(error: GitHubError, delay: float | None) -> str:
+def _missing_comment_note(error: ForgeError, delay: float | None) -> str:
     if delay is None:
         return (
             f"**The advisory comment could not be posted:** GitHub refused it "
@@ -301,7 +295,7 @@ async def _verdict_without_comment(
     lifecycle: CheckRunLifecycle,
     advisory: Advisory,
     pending: PendingPublication,
-    error: GitHubError,
+    error: ForgeError,
 ) -> None:
     """The comment failed: the check run gets the verdict now; the comment is retried in
     the background, unless GitHub refused it for good."""
@@ -314,7 +308,7 @@ async def _verdict_without_comment(
         try:
             await lifecycle.complete(output, conclusion, details_url=None)
             completed = True
-        except GitHubError as failed:
+        except ForgeError as failed:
             log.warning(
                 "check_run_not_completed",
                 deliberation_id=pending.deliberation_id,
@@ -344,7 +338,7 @@ async def _ended(
 
 
 async def _keep(
-    deps: WorkerDeps, pending: PendingPublication, advisory: Advisory, error: GitHubError
+    deps: WorkerDeps, pending: PendingPublication, advisory: Advisory, error: ForgeError
 ) -> None:
     """The advisory stays on the record, `publish_pending`, and the job is scheduled."""
     await set_status(
@@ -359,16 +353,16 @@ async def _keep(
     await _schedule(deps, pending, error)
 
 
-def _delay(deps: WorkerDeps, pending: PendingPublication, error: GitHubError) -> float:
+def _delay(deps: WorkerDeps, pending: PendingPublication, error: ForgeError) -> float:
     """Seconds before the next try: doubling from COUNCIL_PUBLISH_RETRY_S, or the rate
     limit's retry-after when that is longer."""
     delay = min(PUBLISH_MAX_DEFER_S, deps.settings.publish_retry_s * 2.0**pending.attempt)
-    if isinstance(error, GitHubRateLimited):
+    if isinstance(error, ForgeRateLimited):
         delay = max(delay, error.retry_after.total_seconds() + 1)
     return delay
 
 
-async def _schedule(deps: WorkerDeps, pending: PendingPublication, error: GitHubError) -> float:
+async def _schedule(deps: WorkerDeps, pending: PendingPublication, error: ForgeError) -> float:
     """Enqueue the next try of `publish_pending`, deferred; returns the seconds."""
     delay = _delay(deps, pending, error)
     following = pending.model_copy(update={"attempt": pending.attempt + 1})
@@ -391,10 +385,10 @@ async def _schedule(deps: WorkerDeps, pending: PendingPublication, error: GitHub
     return delay
 
 
-def _why(error: GitHubError) -> str:
-    if isinstance(error, GitHubRateLimited):
+def _why(error: ForgeError) -> str:
+    if isinstance(error, ForgeRateLimited):
         return "the App's rate limit was reached"
-    if isinstance(error, GitHubUnavailable):
+    if isinstance(error, ForgeUnavailable):
         return f"GitHub did not answer ({error.reason})"
     if error.status is not None:
         return f"GitHub answered {error.status} {error.reason}"
@@ -414,12 +408,12 @@ async def _superseded(deps: WorkerDeps, record: DeliberationRecord) -> bool:
 
 async def _give_up(
     deps: WorkerDeps,
-    client: RepoClient,
+    forge: Forge,
     record: DeliberationRecord,
     advisory: Advisory,
     pending: PendingPublication,
     *,
-    error: GitHubError | None = None,
+    error: ForgeError | None = None,
     superseded: bool = False,
 ) -> str:
     """No comment will be posted. A check run that carries the verdict keeps it; one that
@@ -430,8 +424,8 @@ async def _give_up(
         reason = "A newer review of this pull request was posted before this one could be."
         if record.check_run_id is not None and not pending.check_completed:
             try:
-                await _publisher(deps, client).cancel(record.check_run_id, reason)
-            except GitHubError as failed:
+                await _publisher(deps, forge).cancel(record.check_run_id, reason)
+            except ForgeError as failed:
                 log.warning("check_run_not_cancelled", deliberation_id=record.id, error=str(failed))
         status = DeliberationStatus.SUPERSEDED
         await set_status(
@@ -451,9 +445,9 @@ async def _give_up(
     carried = pending.check_completed
     if not carried and record.check_run_id is not None:
         try:
-            await _complete(deps, client, record, advisory, pending, None, f"**{reason}**")
+            await _complete(deps, forge, record, advisory, pending, None, f"**{reason}**")
             carried = True
-        except GitHubError as failed:
+        except ForgeError as failed:
             log.warning("check_run_not_completed", deliberation_id=record.id, error=str(failed))
     if carried:
         await _ended(deps, record.id, advisory, conclusion)

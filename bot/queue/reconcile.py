@@ -33,8 +33,7 @@ import structlog
 from arq.constants import in_progress_key_prefix, job_key_prefix, result_key_prefix
 
 from bot.council.advisory import Advisory, Resolution
-from bot.github.errors import GitHubError, GitHubRateLimited, GitHubUnavailable
-from bot.github.publish import CheckRunPublisher
+from bot.forge import ForgeError, ForgeRateLimited, ForgeUnavailable
 from bot.metrics import OUTCOMES
 from bot.pr.books import (
     handed_back_since,
@@ -111,7 +110,7 @@ async def abandoned(deps: WorkerDeps, record: DeliberationRecord) -> str | None:
 
 async def give_up(deps: WorkerDeps, record: DeliberationRecord, reason: str) -> bool:
     """End an abandoned deliberation `failed`, its check run completed saying `reason`
-    first (a check run left in progress blocks a merge). False when GitHub did not answer:
+    first (a check run left in progress blocks a merge). False when the forge did not answer:
     the next pass tries again."""
     advisory = Advisory(
         deliberation_id=record.id,
@@ -125,12 +124,12 @@ async def give_up(deps: WorkerDeps, record: DeliberationRecord, reason: str) -> 
     conclusion = conclusion_for(advisory)
     try:
         check_run_id = await _complete_check_run(deps, record, advisory, conclusion)
-    except (GitHubUnavailable, GitHubRateLimited) as error:
+    except (ForgeUnavailable, ForgeRateLimited) as error:
         log.warning(
             "abandoned_check_run_not_completed", deliberation_id=record.id, error=str(error)
         )
         return False
-    except GitHubError as error:  # gone, or no longer ours: there is nothing to complete
+    except ForgeError as error:  # gone, or no longer ours: there is nothing to complete
         log.warning("abandoned_check_run_unreachable", deliberation_id=record.id, error=str(error))
         check_run_id = None
     await set_status(
@@ -159,10 +158,8 @@ async def _complete_check_run(
     it (its id may not have reached the store); None when it has none."""
     if record.installation_id is None:
         return None
-    async with deps.github.for_installation(record.installation_id, record.repo) as client:
-        publisher = CheckRunPublisher(
-            client, update_interval_s=deps.settings.check_update_interval_s
-        )
+    async with deps.connect(record.installation_id, record.repo) as repo:
+        publisher = repo.forge.status(update_interval_s=deps.settings.check_update_interval_s)
         check_run_id = record.check_run_id or await publisher.find(record.head_sha, record.id)
         if check_run_id is None:
             return None

@@ -84,8 +84,8 @@ class OpenedPull:
 async def open_pull(settings: Settings, pr: str, base: Catalog) -> AsyncIterator[OpenedPull]:
     """`council review --pr OWNER/REPO#N` with GITHUB_TOKEN: the PR and its setup, read as
     the App reads them. GitHub errors become `PullRefError`."""
+    from bot.forge.errors import ForgeError
     from bot.github.client import RepoClient
-    from bot.github.errors import GitHubError
     from bot.github.fetch import fetch_pull
     from bot.github.forge import GitHubForge
 
@@ -103,5 +103,5 @@ async def open_pull(settings: Settings, pr: str, base: Catalog) -> AsyncIterator
                 GitHubForge(client), pull, cache=cache, archive_max_bytes=settings.archive_max_bytes
             )
             yield OpenedPull(source, setup)
-        except GitHubError as error:  # reading the PR, or its files while gathering
+        except ForgeError as error:  # reading the PR, or its files while gathering
             raise PullRefError(f"cannot read {pr}: {error}") from None

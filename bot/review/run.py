@@ -151,29 +151,7 @@ async def review_and_record(
             protocol=prepared.protocol,
             topic=prepared.topic,
         )
-        try:
-            advisory = await deliberate(
-                prepared,
-                settings,
-                deliberation_id=record.id,
-                providers=registry,
-                db=db,
-                max_cost_usd=prepared.setup.config.max_cost_usd,
-                on_progress=on_progress,
-                # One process, one review, never resumed: its cap is held in memory.
-                budget=InMemoryBudget(prepared.setup.config.max_cost_usd),
-                preflight=registry_preflight(registry),
-            )
-        except BaseException as stopped:
-            # Interrupted (Ctrl-C, SIGTERM: a cancel) or failed: nothing resumes a command
-            # line's review, so its record says how it ended instead of `running` forever.
-            ended = (
-                DeliberationStatus.CANCELLED
-                if isinstance(stopped, asyncio.CancelledError | KeyboardInterrupt)
-                else DeliberationStatus.FAILED
-            )
-            await asyncio.shield(set_status(db, record.id, ended))
-            raise
+        advisory = await _deliberate_once(settings, prepared, db, record.id, registry, on_progress)
         await set_status(
             db,
             record.id,
@@ -187,3 +165,38 @@ async def review_and_record(
     finally:
         await registry.aclose()
         await db.dispose()
+
+
+async def _deliberate_once(
+    settings: Settings,
+    prepared: PreparedReview,
+    db: Database,
+    deliberation_id: str,
+    registry: ProviderRegistry,
+    on_progress: Progress | None,
+) -> Advisory:
+    """One process, one review, never resumed: its cap is held in memory. Interrupted
+    (Ctrl-C, SIGTERM: a cancel) or failed, its record says how it ended instead of
+    `running` forever, since nothing resumes a command line's review."""
+    from bot.store.deliberations import DeliberationStatus, set_status
+
+    try:
+        return await deliberate(
+            prepared,
+            settings,
+            deliberation_id=deliberation_id,
+            providers=registry,
+            db=db,
+            max_cost_usd=prepared.setup.config.max_cost_usd,
+            on_progress=on_progress,
+            budget=InMemoryBudget(prepared.setup.config.max_cost_usd),
+            preflight=registry_preflight(registry),
+        )
+    except BaseException as stopped:
+        ended = (
+            DeliberationStatus.CANCELLED
+            if isinstance(stopped, asyncio.CancelledError | KeyboardInterrupt)
+            else DeliberationStatus.FAILED
+        )
+        await asyncio.shield(set_status(db, deliberation_id, ended))
+        raise

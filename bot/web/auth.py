@@ -10,7 +10,7 @@ The session cookie holds the login and the id of a session kept on the server
 (`bot.web.sessions`: a logout revokes it there, so a copied cookie stops working too) -
 never the user token, which is dropped as soon as `/user` answered: whether the reader may
 see a repository is asked at request time with the App's own installation token
-(`bot.queue.readers`). Cookies are signed with HMAC-SHA256 under `COUNCIL_SESSION_KEY`,
+(`bot.web.forge`). Cookies are signed with HMAC-SHA256 under `COUNCIL_SESSION_KEY`,
 carry their purpose (a state cookie is no session) and an expiry inside the signature.
 """
 

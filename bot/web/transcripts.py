@@ -28,7 +28,6 @@ from fastapi import FastAPI, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from bot.queue.links import transcript_path
-from bot.queue.readers import AccessUnknown, RepoReaders
 from bot.render.transcript import stats_html, transcript_html
 from bot.settings import MissingSettingError, Settings
 from bot.store.db import Database
@@ -49,6 +48,7 @@ from bot.web.auth import (
     session_in,
     user_login,
 )
+from bot.web.forge import AccessUnknown, RepoReaders
 from bot.web.sessions import SessionStore, SessionsUnavailable
 from bot.web.webhook import WebhookReceiver
 

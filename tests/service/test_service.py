@@ -475,7 +475,7 @@ async def test_a_failed_job_still_completes_its_check_run(
     # A sentence for people: what failed and what to do, not the exception and its path.
     assert "could not read the repository's file tree from GitHub (not found" in summary
     assert "comment `/council` on the pull request to try again" in summary
-    assert "GitHubNotFound" not in summary and "/repos/" not in summary
+    assert "ForgeNotFound" not in summary and "/repos/" not in summary
 
 
 async def test_an_expired_job_still_completes_its_check_run(

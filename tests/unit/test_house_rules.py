@@ -33,11 +33,7 @@ CYCLES: frozenset[frozenset[str]] = frozenset()
 # The modules that still write one, with how many such literals each holds (a convening
 # kind, a debate mode or the app's name that is spelled like a protocol counts too); an
 # entry may only go down, and comes off when it reaches none.
-PROTOCOL_LITERALS: dict[str, int] = {
-    "bot.pr.review": 1,
-    "bot.queue.admission": 1,
-    "bot.queue.jobs": 1,
-}
+PROTOCOL_LITERALS: dict[str, int] = {}
 PROTOCOL_PACKAGE = "bot.council.protocols"
 # The one stated exception: the product's command, `council` (`council review`, `/council`,
 # its Redis keys' prefix), is spelled like the `council` protocol but is another name. It
@@ -239,19 +235,8 @@ def test_the_checks_see_what_they_look_for() -> None:
 # GitHub code only in bot/github/ and in at most 4 wiring modules, one per delivery path
 # (issue 24, item 7): everything else reaches a forge through `bot.forge`. `GITHUB_KNOWN`
 # lists the modules that still import GitHub code; it only shrinks.
-GITHUB_WIRING = frozenset({"bot.action.run", "bot.queue.deps", "bot.review.pull"})
-GITHUB_KNOWN = frozenset(
-    {
-        "bot.queue.admission",
-        "bot.queue.checkrun",
-        "bot.queue.control",
-        "bot.queue.jobcontext",
-        "bot.queue.outcomes",
-        "bot.queue.publishing",
-        "bot.queue.readers",
-        "bot.queue.reconcile",
-    }
-)
+GITHUB_WIRING = frozenset({"bot.action.run", "bot.queue.deps", "bot.review.pull", "bot.web.forge"})
+GITHUB_KNOWN: frozenset[str] = frozenset()
 
 
 def github_importers() -> set[str]:
@@ -309,9 +294,7 @@ MAX_TYPER_COMMANDS = 4
 # The functions (methods and nested functions too, by qualified name) longer than the limit
 # when it was first checked, with their lines: each may shrink but not grow, and the list
 # may only shrink - the test fails when an entry is within the limit, so it is taken off.
-LONG_FUNCTIONS: dict[str, int] = {
-    "bot.review.run.review_and_record": 64,
-}
+LONG_FUNCTIONS: dict[str, int] = {}
 
 
 def _defs(

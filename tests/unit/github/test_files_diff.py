@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 from unidiff.patch import PatchSet
 
-from bot.github import RepoClient
+from bot.github.client import RepoClient
 from bot.github.fetch import fetch_diff, list_files
 from bot.github.files_diff import compare
 from tests.support.github_app import github_app

@@ -18,19 +18,16 @@ import pytest
 from prometheus_client import REGISTRY
 from redis.asyncio import Redis
 
-from bot.github import (
-    CheckRunPublisher,
-    GitHubApp,
-    GitHubAuthError,
-    GitHubRateLimited,
-    GitHubUnavailable,
-    GitHubValidationError,
-    RepoClient,
-    RetryPolicy,
-    fetch_pull,
-    reply,
+from bot.forge.errors import (
+    ForgeAuthError,
+    ForgeRateLimited,
+    ForgeUnavailable,
+    ForgeValidationError,
 )
-from bot.github.retry import Backoff
+from bot.github.client import GitHubApp, RepoClient
+from bot.github.fetch import fetch_pull
+from bot.github.publish import CheckRunPublisher, reply
+from bot.github.retry import Backoff, RetryPolicy
 from bot.settings import MissingSettingError, Settings
 from tests.support.github_app import seed_simple
 from tests.support.github_server import (
@@ -160,7 +157,7 @@ async def test_a_rate_limit_too_long_to_wait_fails_typed_at_once(
         INSTALLATION_ID, REPO
     )
     started = time.monotonic()
-    with pytest.raises(GitHubRateLimited) as limited:
+    with pytest.raises(ForgeRateLimited) as limited:
         await reply(client, 1, "x")
     assert time.monotonic() - started < 1.0
     assert limited.value.retry_after == timedelta(hours=1) and limited.value.status == 403
@@ -189,7 +186,7 @@ async def test_a_5xx_storm_past_the_budget_is_a_typed_error(
     app = GitHubApp(settings_for(fake), redis, key_prefix=prefix, retry=quick(budget_s=0.5))
     client = app.for_installation(INSTALLATION_ID, REPO)
     started = time.monotonic()
-    with pytest.raises(GitHubUnavailable) as storm:
+    with pytest.raises(ForgeUnavailable) as storm:
         await CheckRunPublisher(client, update_interval_s=0).create(
             HEAD, external_id="d-1", title="Council convening", summary="..."
         )
@@ -231,7 +228,7 @@ async def test_a_second_401_is_an_error(fake: FakeGitHub, redis: Redis, prefix: 
     client = GitHubApp(settings_for(fake), redis, key_prefix=prefix).for_installation(
         INSTALLATION_ID, REPO
     )
-    with pytest.raises(GitHubAuthError) as refused:
+    with pytest.raises(ForgeAuthError) as refused:
         await fetch_pull(client, 1)
     assert refused.value.status == 401 and "Bad credentials" in str(refused.value)
     pulls = fake.calls_to("GET", rf"/repos/{REPO}/pulls/1")
@@ -245,7 +242,7 @@ async def test_an_over_long_comment_is_a_clear_typed_error(
     client = GitHubApp(settings_for(fake), redis, key_prefix=prefix).for_installation(
         INSTALLATION_ID, REPO
     )
-    with pytest.raises(GitHubValidationError) as refused:
+    with pytest.raises(ForgeValidationError) as refused:
         await reply(client, 1, "x" * 70_000)
     message = str(refused.value)
     assert refused.value.status == 422
@@ -295,7 +292,7 @@ async def test_a_token_client_for_the_command_line(fake: FakeGitHub) -> None:
     assert (await fetch_pull(client, 1)).title == "t"
     assert fake.calls[-1].auth == "token"
     wrong = RepoClient.from_token("ghp_wrong", REPO, settings_for(fake))
-    with pytest.raises(GitHubAuthError) as refused:
+    with pytest.raises(ForgeAuthError) as refused:
         await fetch_pull(wrong, 1)
     assert refused.value.status == 401 and "Bad credentials" in str(refused.value)
     assert "ghp_wrong" not in str(refused.value) and "ghp_wrong" not in repr(wrong)

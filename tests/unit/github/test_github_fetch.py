@@ -7,22 +7,20 @@ from collections.abc import AsyncIterator
 import pytest
 from unidiff.patch import PatchSet
 
-from bot.github import (
-    GitHubNotFound,
-    RepoClient,
-    RepoRef,
-    can_trigger,
+from bot.forge.errors import ForgeNotFound
+from bot.github.client import RepoClient, RepoRef
+from bot.github.fetch import (
     commit_messages,
-    compare_files,
     fetch_diff,
     fetch_pull,
     list_files,
     list_tree,
-    permission,
     read_agents,
     read_config,
     read_file,
 )
+from bot.github.files_diff import compare
+from bot.github.permissions import can_trigger, permission
 from tests.support.github_app import github_app
 from tests.support.github_server import (
     INSTALLATION_ID,
@@ -158,7 +156,7 @@ async def test_a_fork_pull_is_read_through_the_base_repository(
     # The installation cannot see the fork, yet the head commit reads from the base repo.
     assert await read_file(client, "src/app.py", pull.head_sha) == b"import os\nimport fork\n"
     fork = RepoClient(client.github, RepoRef.parse("forker/widgets"))
-    with pytest.raises(GitHubNotFound):
+    with pytest.raises(ForgeNotFound):
         await fetch_pull(fork, 2)
 
 
@@ -251,7 +249,7 @@ async def test_no_config_and_no_agents(client: RepoClient, fake: FakeGitHub) -> 
 
 
 async def test_compare_files(client: RepoClient) -> None:
-    files = await compare_files(client, BRANCH, HEAD)
+    files = (await compare(client, BRANCH, HEAD)).files
     assert {f.path for f in files} == {
         "src/app.py",
         ".github/council/agents/evil.md",

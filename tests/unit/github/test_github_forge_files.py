@@ -12,7 +12,7 @@ import pytest
 from bot.config import AGENTS_DIR, CONFIG_PATH
 from bot.forge import Forge
 from bot.forge.cache import MemoryBlobCache
-from bot.github import RepoClient
+from bot.github.client import RepoClient
 from bot.github.forge import GitHubForge
 from tests.support.github_app import github_app
 from tests.support.github_server import INSTALLATION_ID, REPO, FakeGitHub, install_app, tree_diff

@@ -7,10 +7,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.github import (
+from bot.github.client import GitHubApp, RepoClient
+from bot.github.publish import (
     CheckRunPublisher,
-    GitHubApp,
-    RepoClient,
     find_sticky_comment,
     react,
     reply,

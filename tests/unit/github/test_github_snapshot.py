@@ -12,7 +12,7 @@ import pytest
 from redis.asyncio import Redis
 
 from bot.forge.cache import MemoryBlobCache
-from bot.github import RepoClient
+from bot.github.client import RepoClient
 from bot.github.snapshot import RedisBlobCache, Snapshot, blob_sha
 from tests.support.github_app import github_app
 from tests.support.github_server import INSTALLATION_ID, REPO, FakeGitHub, install_app

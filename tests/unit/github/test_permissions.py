@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.github import RepoClient
+from bot.github.client import RepoClient
 from bot.github.permissions import can_write, permission
 from tests.support.github_app import github_app
 from tests.support.github_server import INSTALLATION_ID, REPO, FakeGitHub, install_app

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from bot.council.resolution import CRITICAL_CONDITION
-from bot.github import RepoClient
+from bot.github.client import RepoClient
 from bot.github.forge import GitHubForge
 from bot.pr.followup.inline import publish_inline
 from bot.pr.followup.state import InlineResult

@@ -13,9 +13,9 @@ import httpx
 import pytest
 
 from bot.council.advisory import Advisory, MergedFinding, Resolution
+from bot.forge.errors import ForgeValidationError
 from bot.forge.reviews import LineComment
-from bot.github import GitHubApp, RepoClient
-from bot.github.errors import GitHubValidationError
+from bot.github.client import GitHubApp, RepoClient
 from bot.github.forge import WORKFLOW, GitHubForge
 from bot.github.reviews import create_review, list_review_comments
 from bot.pr.followup.inline import publish_inline
@@ -202,7 +202,7 @@ async def test_a_line_outside_the_diff_fails_the_whole_review_with_422(
     assert answer.json()["errors"] == [LINE_NOT_IN_DIFF]
     assert reviews_of(fake).reviews(REPO, 1) == [] and reviews_of(fake).comments(REPO, 1) == []
     across = {**good, "start_line": 3, "line": 22}
-    with pytest.raises(GitHubValidationError) as refused:
+    with pytest.raises(ForgeValidationError) as refused:
         await create_review(client, 1, commit_id=HEAD, body="", comments=[across])
     assert START_OTHER_HUNK in refused.value.reason
     await create_review(client, 1, commit_id=HEAD, body="ok", comments=[good])

@@ -28,8 +28,16 @@ from bot.forge import (
 )
 from bot.forge.cache import MemoryBlobCache
 from bot.forge.reviews import LineComment, ReviewComment, ReviewThread
-from bot.pr.admission import Skip, admit_automatic
+from bot.pr.admission import (
+    DENIED,
+    Skip,
+    acknowledge,
+    admit_automatic,
+    refuse,
+    reply_failure,
+)
 from bot.pr.comment import COMMENT_MAX_CHARS, post_sticky
+from bot.pr.failures import explain_failure
 from bot.pr.review import without_verdict
 from bot.pr.status import StatusRun, settle
 from bot.render.checks import CheckRunAction, CheckRunOutput
@@ -304,7 +312,7 @@ async def test_without_neutral_or_buttons_the_status_falls_back(
     forge = BareForge()
     run = StatusRun(forge.status(update_interval_s=0), capabilities, "a" * 40, "vote", None)
     run.gate = "advisory"
-    await run.open("d-1", setup=_NoSetup())  # type: ignore[arg-type]
+    await run.open("d-1", note="")  # a repository whose council files all loaded
     failed = without_verdict("d-1", "vote", "review", Resolution.FAILED, "It failed.")
     await run.without_verdict(failed)
     [done] = forge.status_report.completed
@@ -347,11 +355,65 @@ class _Push:
     head_sha: str | None = None
 
 
-class _NoSetup:
-    """A repository whose council files all loaded: no setup note."""
+class _Log:
+    def __init__(self) -> None:
+        self.warnings: list[str] = []
 
-    class loaded:
-        issues: tuple[object, ...] = ()
+    def warning(self, event: str, **fields: object) -> None:
+        self.warnings.append(event)
 
-    class catalog:
-        issues: tuple[object, ...] = ()
+
+@dataclass
+class _SeenForge(BareForge):
+    """The bare forge with an emoji API, but not the `reactions` capability."""
+
+    reacted: list[int] = field(default_factory=list)
+
+    async def react(self, comment_id: int, content: str = "eyes") -> None:
+        self.reacted.append(comment_id)
+
+
+async def test_without_reactions_seen_is_skipped() -> None:
+    """`Capabilities.reactions` off (or no `react` at all): no emoji, no error; the review
+    itself answers the comment."""
+    log = _Log()
+    await acknowledge(BareForge(), 11, log)
+    forge = _SeenForge()
+    await acknowledge(forge, 11, log)
+    assert forge.reacted == [] and log.warnings == []
+
+
+@dataclass
+class _Window:
+    open: bool
+
+    async def first_in_window(self, pr: int) -> bool:
+        return self.open
+
+
+@dataclass(frozen=True)
+class _Command:
+    trigger: str = "command"
+    sender_login: str = "octocat"
+    delivery_id: str = "d-9"
+
+
+@dataclass
+class _ReplyingForge(BareForge):
+    replies: list[str] = field(default_factory=list)
+
+    async def reply(self, pr: int, body: str) -> PostedComment:
+        self.replies.append(body)
+        return PostedComment(id=3, html_url="https://forge.example/c/3")
+
+
+async def test_a_refusal_once_per_window_and_a_failure_said_to_the_commenter() -> None:
+    forge = _ReplyingForge()
+    await refuse(forge, _Window(open=True), 5, "octocat")
+    await refuse(forge, _Window(open=False), 5, "octocat")
+    await reply_failure(forge, _Command(), 5, TimeoutError(), _Log())
+    await reply_failure(forge, _Command(trigger="push"), 5, TimeoutError(), _Log())
+    assert forge.replies == [
+        f"@octocat {DENIED}",
+        f"@octocat {explain_failure(TimeoutError(), delivery_id='d-9')}",
+    ]

@@ -10,12 +10,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from sqlalchemy.exc import OperationalError
 
 from bot.council.convene import ConveneError
-from bot.github.errors import (
-    GitHubAuthError,
-    GitHubNotFound,
-    GitHubRateLimited,
-    GitHubUnavailable,
-)
+from bot.forge.errors import ForgeAuthError, ForgeNotFound, ForgeRateLimited, ForgeUnavailable
 from bot.pr.failures import explain_failure
 from bot.providers import ConfigurationError, ProviderTimeout, ServerError
 
@@ -32,7 +27,7 @@ def _sql_error() -> OperationalError:
 
 
 def test_a_github_server_error_says_what_could_not_be_read_and_what_to_do() -> None:
-    error = GitHubUnavailable(
+    error = ForgeUnavailable(
         "Internal Server Error", status=502, method="GET", path="/repos/octo/repo/pulls/12"
     )
 
@@ -45,12 +40,12 @@ def test_a_github_server_error_says_what_could_not_be_read_and_what_to_do() -> N
     ("error", "sentence"),
     [
         (
-            GitHubNotFound("Not Found", status=404, method="GET", path="/repos/o/r/git/trees/ab"),
+            ForgeNotFound("Not Found", status=404, method="GET", path="/repos/o/r/git/trees/ab"),
             "The council could not read the repository's file tree from GitHub (not found: "
             "it may have been deleted, or the App cannot see it).",
         ),
         (
-            GitHubAuthError(
+            ForgeAuthError(
                 "Resource not accessible by integration",
                 status=403,
                 method="POST",
@@ -61,7 +56,7 @@ def test_a_github_server_error_says_what_could_not_be_read_and_what_to_do() -> N
             "settings).",
         ),
         (
-            GitHubRateLimited(
+            ForgeRateLimited(
                 "API rate limit exceeded",
                 retry_after=timedelta(minutes=30),
                 status=403,
@@ -72,11 +67,11 @@ def test_a_github_server_error_says_what_could_not_be_read_and_what_to_do() -> N
             "limit was reached).",
         ),
         (
-            GitHubUnavailable("timed out", method="GET", path="/repos/o/r/contents/a.py"),
+            ForgeUnavailable("timed out", method="GET", path="/repos/o/r/contents/a.py"),
             "The council could not read a file of the repository from GitHub (no answer in time).",
         ),
         (
-            GitHubUnavailable("request failed (ConnectError)"),
+            ForgeUnavailable("request failed (ConnectError)"),
             "The council could not reach GitHub (no connection).",
         ),
     ],
@@ -148,7 +143,7 @@ def test_redis_timeouts_and_anything_else_get_a_sentence_not_a_traceback() -> No
 def test_a_refused_workflow_token_gets_the_workflow_permissions_hint() -> None:
     """The Action's 403 names the job's `permissions:` and the one missing, not the App's
     installation settings, which a workflow does not have."""
-    refused = GitHubAuthError(
+    refused = ForgeAuthError(
         "Resource not accessible by integration",
         status=403,
         method="POST",

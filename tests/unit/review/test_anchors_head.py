@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from bot.context import BuiltContext, PullRequestMeta, build_context
 from bot.council.advisory import Advisory, MergedFinding, Resolution, TopFinding
-from bot.github import RepoClient
+from bot.github.client import RepoClient
 from bot.github.forge import GitHubForge
 from bot.pr.followup.inline import publish_inline
 from bot.render import render_check_run, render_comment
@@ -314,12 +314,12 @@ async def test_the_finding_outside_the_diff_is_not_posted_inline(
 async def test_the_fake_refuses_a_line_outside_the_diff_as_github_does(
     fake: FakeGitHub, client: RepoClient
 ) -> None:
-    from bot.github.errors import GitHubValidationError
+    from bot.forge.errors import ForgeValidationError
     from bot.github.reviews import create_review
     from tests.support.github_reviews import LINE_NOT_IN_DIFF
 
     outside = {"path": PATH, "line": 196, "side": "RIGHT", "body": "a set"}
-    with pytest.raises(GitHubValidationError) as refused:
+    with pytest.raises(ForgeValidationError) as refused:
         await create_review(client, 1, commit_id=HEAD, body="", comments=[outside])
     assert LINE_NOT_IN_DIFF in refused.value.reason
     assert reviews_of(fake).reviews(REPO, 1) == []

@@ -16,7 +16,6 @@ import pytest
 from fastapi import FastAPI
 from redis.asyncio import Redis
 
-from bot.queue.readers import AccessUnknown
 from bot.settings import Settings
 from bot.store.db import Database
 from bot.store.deliberations import create_deliberation
@@ -30,6 +29,7 @@ from bot.web.auth import (
     session_cookie,
     session_in,
 )
+from bot.web.forge import AccessUnknown
 from bot.web.sessions import SessionStore
 from bot.web.transcripts import add_transcript_pages
 from tests.support.webhooks import redis_url

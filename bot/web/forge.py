@@ -1,5 +1,6 @@
-"""Who may read what the App keeps about a repository: the transcript and stats pages ask
-here, at request time, with the App's own credentials (the reader's token is never kept).
+"""The web's GitHub wiring: who may read what the App keeps about a repository. The
+transcript and stats pages ask here, at request time, with the App's own credentials (the
+reader's token is never kept).
 
 A repository is readable by a login when the App is installed on it (`GET
 /repos/{o}/{r}/installation` with the App's JWT answers) and the collaborator-permission API
@@ -14,8 +15,9 @@ from collections.abc import Iterable
 
 from redis.asyncio import Redis
 
+from bot.forge.errors import ForgeError, ForgeNotFound
 from bot.github.client import GitHubApp, RepoRef
-from bot.github.errors import GitHubError, GitHubNotFound, github_errors
+from bot.github.errors import github_errors
 from bot.github.permissions import permission
 from bot.github.retry import Backoff, RetryPolicy
 from bot.settings import Settings
@@ -53,7 +55,7 @@ class RepoReaders:
                 response = await self.github.app_client().rest.apps.async_get_repo_installation(
                     ref.owner, ref.name
                 )
-        except GitHubNotFound:
+        except ForgeNotFound:
             return None
         return response.parsed_data.id
 
@@ -69,7 +71,7 @@ class RepoReaders:
             if installation is None:
                 return False
             return await self.can_read_installed(installation, repo, login)
-        except GitHubError as error:
+        except ForgeError as error:
             raise AccessUnknown(str(error)) from error
 
     async def can_read_installed(self, installation: int, repo: str, login: str) -> bool:
