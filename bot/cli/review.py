@@ -281,7 +281,7 @@ async def _prepare(
 async def _present(
     settings: Settings, prepared: PreparedReview, request: _Request, err: Console
 ) -> int:
-    from bot.cli import dryrun
+    from bot.cli.dryrun import RUN_FOR_REAL, emit
     from bot.review.plan import plan_review
 
     if not prepared.models:
@@ -291,8 +291,8 @@ async def _present(
         err.print(NO_PROVIDER if request.output == "json" else why, highlight=False)
     if request.dry_run or not prepared.models:
         plan = await plan_review(prepared, settings)
-        to_run = NO_PROVIDER if not prepared.models else dryrun.RUN_FOR_REAL
-        dryrun.emit(plan, request.output, show_prompts=request.show_prompts, to_run=to_run)
+        to_run = NO_PROVIDER if not prepared.models else RUN_FOR_REAL
+        emit(plan, request.output, show_prompts=request.show_prompts, to_run=to_run)
         return 0
     advisory = await _run(settings, prepared, err)
     return _emit_advisory(advisory, prepared, request.output, err)
@@ -342,10 +342,10 @@ def _emit_advisory(
     advisory: Advisory, prepared: PreparedReview, output: Format, err: Console
 ) -> int:
     """The advisory on stdout, the one-line summary on stderr; the exit code."""
-    from bot.cli import report
+    from bot.cli.report import emit
     from bot.council.advisory import Resolution
 
-    report.emit(advisory, prepared, output, err)
+    emit(advisory, prepared, output, err)
     return EXIT_NO_QUORUM if advisory.resolution == Resolution.NO_QUORUM else 0
 
 

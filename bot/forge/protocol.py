@@ -244,3 +244,8 @@ class Forge(Protocol):
     async def can_write(self, login: str) -> bool:
         """`login` may write to the repository: their dismissal of a finding counts."""
         ...
+
+    async def approvals(self, pr: int, head_sha: str) -> list[str]:
+        """Who approves the pull request at `head_sha` (their latest review there
+        approves), in login order: what a gate may weigh beside the verdict."""
+        ...

@@ -19,6 +19,7 @@ from bot.forge.errors import ForgeError, ForgeNotFound
 from bot.forge.types import PullDiff, PullFile, PullInfo
 from bot.github.client import RepoClient
 from bot.github.errors import github_errors
+from bot.github.files_diff import MAX_FILES, diff_from_files, refusal, skipped_reason
 
 __all__ = [
     "AGENTS_DIR",
@@ -144,8 +145,6 @@ async def fetch_diff(client: RepoClient, number: int) -> PullDiff:
         if exc.status != 406:
             raise
         message = exc.reason
-    from bot.github.files_diff import MAX_FILES, refusal, skipped_reason
-
     files = await list_files(client, number, limit=MAX_FILES)
     reasons = {f.path: skipped_reason(f) for f in files}
     return PullDiff(
@@ -157,30 +156,6 @@ async def fetch_diff(client: RepoClient, number: int) -> PullDiff:
         listed=len(files),
         capped=len(files) >= MAX_FILES,
     )
-
-
-def diff_from_files(files: list[PullFile]) -> str:
-    """A unified diff from the files' patches (the hunks GitHub shows per file)."""
-    return "".join(_file_diff(f) for f in files)
-
-
-def _file_diff(f: PullFile) -> str:
-    old = f.previous_path or f.path
-    lines = [f"diff --git a/{old} b/{f.path}"]
-    if f.status == "added":
-        lines.append("new file mode 100644")
-    elif f.status == "removed":
-        lines.append("deleted file mode 100644")
-    elif f.status == "renamed":
-        lines += [f"rename from {old}", f"rename to {f.path}"]
-    source = "/dev/null" if f.status == "added" else f"a/{old}"
-    target = "/dev/null" if f.status == "removed" else f"b/{f.path}"
-    if f.patch is None:
-        if f.status != "renamed" or f.additions or f.deletions:
-            lines.append(f"Binary files {source} and {target} differ")
-    else:
-        lines += [f"--- {source}", f"+++ {target}", f.patch.rstrip("\n")]
-    return "\n".join(lines) + "\n"
 
 
 async def commit_messages(client: RepoClient, number: int) -> list[str]:

@@ -17,15 +17,15 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from bot.forge import CompareStatus, Comparison
+from bot.forge import CompareStatus, Comparison, PullFile
 from bot.forge.errors import ForgeNotFound
 from bot.github.client import RepoClient
 from bot.github.errors import github_errors
-from bot.github.fetch import PullFile, diff_from_files
 
 __all__ = [
     "MAX_FILES",
     "compare",
+    "diff_from_files",
     "refusal",
     "skipped_reason",
 ]
@@ -117,3 +117,27 @@ async def compare(client: RepoClient, base: str, head: str) -> Comparison:
         files=files,
         diff=diff_from_files(files),
     )
+
+
+def diff_from_files(files: list[PullFile]) -> str:
+    """A unified diff from the files' patches (the hunks GitHub shows per file)."""
+    return "".join(_file_diff(f) for f in files)
+
+
+def _file_diff(f: PullFile) -> str:
+    old = f.previous_path or f.path
+    lines = [f"diff --git a/{old} b/{f.path}"]
+    if f.status == "added":
+        lines.append("new file mode 100644")
+    elif f.status == "removed":
+        lines.append("deleted file mode 100644")
+    elif f.status == "renamed":
+        lines += [f"rename from {old}", f"rename to {f.path}"]
+    source = "/dev/null" if f.status == "added" else f"a/{old}"
+    target = "/dev/null" if f.status == "removed" else f"b/{f.path}"
+    if f.patch is None:
+        if f.status != "renamed" or f.additions or f.deletions:
+            lines.append(f"Binary files {source} and {target} differ")
+    else:
+        lines += [f"--- {source}", f"+++ {target}", f.patch.rstrip("\n")]
+    return "\n".join(lines) + "\n"

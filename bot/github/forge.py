@@ -31,6 +31,7 @@ from bot.github.publish import (
     upsert_sticky_comment,
 )
 from bot.github.reviews import (
+    approvals,
     create_review,
     list_review_comments,
     reply_in_thread,
@@ -147,6 +148,9 @@ class GitHubForge:
 
     async def can_write(self, login: str) -> bool:
         return await can_write(self.client, login)
+
+    async def approvals(self, pr: int, head_sha: str) -> list[str]:
+        return await approvals(self.client, pr, head_sha)
 
 
 def _on_the_right(comment: LineComment) -> dict[str, object]:

@@ -27,13 +27,13 @@ from bot.forge.types import PostedComment
 from bot.github.client import RepoClient
 from bot.github.errors import github_errors
 from bot.render.checks import (
-    CHECK_RUN_ACTIONS,
     CHECK_RUN_NAME,
     Annotation,
     CheckRunAction,
     CheckRunOutput,
     Conclusion,
     annotation_batches,
+    check_run_actions,
 )
 from bot.render.markdown import COMMENT_MARKER
 
@@ -243,10 +243,11 @@ class CheckRunPublisher:
         conclusion: Conclusion,
         *,
         details_url: str | None = None,
-        actions: Sequence[CheckRunAction] = CHECK_RUN_ACTIONS,
+        actions: Sequence[CheckRunAction] | None = None,
     ) -> None:
         """Complete the run. GitHub takes 50 annotations a request and appends each batch:
-        all but the last go in updates first, so `completed` means everything is there."""
+        all but the last go in updates first, so `completed` means everything is there.
+        `actions`: the buttons, `check_run_actions()` unless given."""
         self._close(check_run_id)
         head = {"title": _clip(output.title, 255), "summary": output.summary}
         batches = annotation_batches(output.annotations) or [[]]
@@ -266,7 +267,9 @@ class CheckRunPublisher:
             "conclusion": conclusion,
             "completed_at": _utcnow(),
             "output": final,
-            "actions": [a.model_dump() for a in actions],
+            "actions": [
+                a.model_dump() for a in (check_run_actions() if actions is None else actions)
+            ],
         }
         if details_url:
             fields["details_url"] = details_url

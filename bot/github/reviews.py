@@ -30,6 +30,7 @@ from bot.github.client import RepoClient
 from bot.github.errors import github_errors
 
 __all__ = [
+    "approvals",
     "create_review",
     "list_review_comments",
     "reply_in_thread",
@@ -39,6 +40,7 @@ __all__ = [
 ]
 
 PER_PAGE = 100
+DECIDING = ("APPROVED", "CHANGES_REQUESTED", "DISMISSED")
 MAX_PAGES = 30  # 3,000 review comments: past that a PR is not read further
 
 
@@ -62,6 +64,26 @@ async def create_review(
             "POST", f"{_pulls(client, pr)}/reviews", json=payload
         )
         return int(response.json()["id"])
+
+
+async def approvals(client: RepoClient, pr: int, head_sha: str) -> list[str]:
+    """The logins whose latest deciding review of commit `head_sha` approves (GitHub's
+    reviews list: a later CHANGES_REQUESTED or DISMISSED review ends an approval; a
+    COMMENTED one leaves it)."""
+    latest: dict[str, str] = {}
+    with github_errors("list the reviews"):
+        for page in range(1, MAX_PAGES + 1):
+            response = await client.github.arequest(
+                "GET", f"{_pulls(client, pr)}/reviews", params={"per_page": PER_PAGE, "page": page}
+            )
+            rows = response.json()
+            for row in rows:
+                user = (row.get("user") or {}).get("login")
+                if user and row.get("commit_id") == head_sha and row.get("state") in DECIDING:
+                    latest[user] = str(row.get("state"))
+            if len(rows) < PER_PAGE:
+                break
+    return sorted(user for user, state in latest.items() if state == "APPROVED")
 
 
 async def list_review_comments(client: RepoClient, pr: int) -> list[ReviewComment]:

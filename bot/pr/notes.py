@@ -7,7 +7,7 @@ only after admission, so their problems join the summary with the setup.
 
 from __future__ import annotations
 
-from bot.commands import GRAMMAR_HELP
+from bot.commands import grammar_help
 from bot.config import AGENTS_DIR, ConfigResult
 from bot.config.show import render_effective
 from bot.review.setup import RepoSetup
@@ -67,4 +67,4 @@ def convening(protocol: str, note: str) -> str:
 def help_text(setup: RepoSetup) -> str:
     """The grammar, the effective configuration and the repository's broken council files."""
     effective = render_effective(setup.config, setup.loaded.issues)
-    return f"{GRAMMAR_HELP}\n{effective}{persona_note(setup)}"
+    return f"{grammar_help()}\n{effective}{persona_note(setup)}"

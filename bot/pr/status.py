@@ -15,7 +15,7 @@ from bot.council.engine import ProgressEvent
 from bot.forge import Capabilities, PostedComment, StatusReport
 from bot.pr.notes import convening, setup_note
 from bot.render import conclusion_for, render_check_run
-from bot.render.checks import CHECK_RUN_ACTIONS, CheckRunOutput, Conclusion, Gate
+from bot.render.checks import CheckRunOutput, Conclusion, Gate, check_run_actions
 from bot.review.setup import RepoSetup
 
 __all__ = ["StatusRun", "settle", "with_heads"]
@@ -136,7 +136,7 @@ class StatusRun:
         `fallback_url` (the comment)."""
         assert self.check_run_id is not None
         output, conclusion = settle(output, conclusion, self.capabilities)
-        actions = CHECK_RUN_ACTIONS if buttons and self.capabilities.buttons else ()
+        actions = check_run_actions() if buttons and self.capabilities.buttons else ()
         await self.report.complete(
             self.check_run_id,
             output,

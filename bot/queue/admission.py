@@ -10,13 +10,12 @@ permission, after the client's retries) gets a reply saying what failed and to t
 
 from __future__ import annotations
 
-from bot.council.protocols.debate import DEBATE
 from bot.forge import ForgeError, PullInfo
 from bot.pr import admission
 from bot.pr.admission import Admitted, Skip, acknowledge, admit_automatic, refuse
 from bot.queue.deps import WorkerDeps
 from bot.queue.jobcontext import JobContext
-from bot.render.checks import BUTTON_DEBATE
+from bot.render.checks import button_protocol
 from bot.store.deliberations import find_by_check_run
 
 
@@ -71,7 +70,11 @@ async def _target(ctx: JobContext) -> tuple[int, str | None]:
     )
     if previous is None or previous.pr_number is None:
         raise Skip("the check run is not one of ours")
-    protocol = DEBATE.name if request.action == BUTTON_DEBATE else previous.protocol
+    try:  # a button of an older release's check run convenes what the run had
+        chosen = button_protocol(request.action) if request.action else None
+    except KeyError:
+        chosen = None
+    protocol = chosen or previous.protocol
     return previous.pr_number, protocol
 
 

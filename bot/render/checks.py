@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.council.advisory import Advisory, MergedFinding
 from bot.council.places import also_at_text
-from bot.council.protocols.debate import DEBATE
+from bot.council.protocols import PROTOCOLS
 from bot.render.blocks import cell
 from bot.render.conclusion import (
     Conclusion,
@@ -54,9 +54,7 @@ from bot.safety.links import defuse_links
 
 __all__ = [
     "ANNOTATIONS_PER_REQUEST",
-    "BUTTON_DEBATE",
     "BUTTON_RECONVENE",
-    "CHECK_RUN_ACTIONS",
     "CHECK_RUN_NAME",
     "Annotation",
     "AnnotationLevel",
@@ -66,6 +64,8 @@ __all__ = [
     "Gate",
     "annotation_batches",
     "annotations_for",
+    "button_protocol",
+    "check_run_actions",
     "conclusion_for",
     "render_check_run",
 ]
@@ -74,7 +74,6 @@ AnnotationLevel = Literal["notice", "warning", "failure"]
 
 CHECK_RUN_NAME = "Council"  # the App's check run; re-runs of anyone else's are not ours
 BUTTON_RECONVENE = "reconvene"  # requested_action identifiers
-BUTTON_DEBATE = DEBATE.name  # convenes the protocol of that name (full mode)
 ANNOTATIONS_PER_REQUEST = 50
 # GitHub's limits are 65,535 characters for summary and text; stay clear of them.
 _SUMMARY_MAX = 60_000
@@ -112,14 +111,34 @@ class CheckRunAction(BaseModel):
     identifier: str = Field(max_length=20)
 
 
-CHECK_RUN_ACTIONS: tuple[CheckRunAction, ...] = (
-    CheckRunAction(
-        label="Re-convene", description="Convene the council again", identifier=BUTTON_RECONVENE
-    ),
-    CheckRunAction(
-        label="Full debate", description="Convene a full debate", identifier=BUTTON_DEBATE
-    ),
+RECONVENE = CheckRunAction(
+    label="Re-convene", description="Convene the council again", identifier=BUTTON_RECONVENE
 )
+
+
+def check_run_actions() -> tuple[CheckRunAction, ...]:
+    """The check run's buttons: re-convene, then one for each registered protocol that has a
+    `button` (its name is the identifier), in the registry's order."""
+    return (
+        RECONVENE,
+        *(
+            CheckRunAction(
+                label=p.button.label, description=p.button.description, identifier=p.name
+            )
+            for p in PROTOCOLS.values()
+            if p.button is not None
+        ),
+    )
+
+
+def button_protocol(identifier: str) -> str | None:
+    """The protocol a button convenes (None: re-convene the one that ran); KeyError for a
+    button the check run does not have."""
+    if identifier == BUTTON_RECONVENE:
+        return None
+    if identifier in PROTOCOLS and PROTOCOLS[identifier].button is not None:
+        return identifier
+    raise KeyError(identifier)
 
 
 class CheckRunOutput(BaseModel):

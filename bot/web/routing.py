@@ -22,9 +22,8 @@ from pydantic import BaseModel, ValidationError
 
 from bot.commands import parse_command
 from bot.context.prose import clean_untrusted
-from bot.council.protocols.roles import DEBATING
 from bot.queue.jobs import JobRequest, Trigger
-from bot.render.checks import BUTTON_DEBATE, BUTTON_RECONVENE, CHECK_RUN_NAME
+from bot.render.checks import CHECK_RUN_NAME, button_protocol
 from bot.web.payloads import (
     CheckRunEvent,
     InstallationEvent,
@@ -33,8 +32,6 @@ from bot.web.payloads import (
     PullRequestEvent,
 )
 
-# The protocol each check-run button asks for (None: the one the run had).
-BUTTON_PROTOCOLS: dict[str, str | None] = {BUTTON_RECONVENE: None, BUTTON_DEBATE: DEBATING}
 PUSH_ACTIONS = frozenset({"synchronize", "ready_for_review", "reopened"})
 _Model = TypeVar("_Model", bound=BaseModel)
 _COMMAND_TRIGGERS: dict[str, Trigger] = {"convene": "command", "help": "help", "cancel": "cancel"}
@@ -144,11 +141,14 @@ def _check_run(delivery_id: str, body: bytes) -> Routed:
     if run.name != CHECK_RUN_NAME:
         return Ignored(f"check run {run.name!r} is not the App's")
     identifier: str | None = None
+    protocol: str | None = None
     if payload.action == "requested_action":
         if payload.requested_action is None:
             raise InvalidPayload("missing or invalid field(s): requested_action")
         identifier = payload.requested_action.identifier
-        if identifier not in BUTTON_PROTOCOLS:
+        try:
+            protocol = button_protocol(identifier)
+        except KeyError:
             return Ignored(f"unknown button {identifier!r}")
     return JobRequest(
         trigger="rerequest" if identifier is None else "requested_action",
@@ -160,7 +160,7 @@ def _check_run(delivery_id: str, body: bytes) -> Routed:
         sender_login=payload.sender.login,
         check_run_id=run.id,
         action=identifier,
-        protocol=BUTTON_PROTOCOLS[identifier] if identifier else None,
+        protocol=protocol,
     )
 
 

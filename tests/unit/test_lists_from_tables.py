@@ -1,14 +1,15 @@
 """House rule: a list people read is generated from its table (issue 24, item 7). A protocol
 registered at run time (tests/support/echo_protocol.py) appears in `council review --help`,
 in the `/council` grammar and its help, and in what a repository's config accepts; an
-unknown protocol's error names the registry's protocols. The check run's buttons are two
-fixed actions (Re-convene, Full debate), not a list: `bot.render.checks` names the debate
-button after the `debate` protocol's entry.
+unknown protocol's error names the registry's protocols; and a protocol with a `button`
+gets one on the check run, which the receiver routes to it.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 from typer.testing import CliRunner
@@ -16,11 +17,13 @@ from typer.testing import CliRunner
 from bot.cli import app
 from bot.commands import Command, grammar_help, parse_command
 from bot.config.load import load_repo_config
-from bot.council.protocols import names
-from bot.render.checks import BUTTON_DEBATE
+from bot.council.protocols import PROTOCOLS, Button, names, register, unregister
+from bot.queue.jobs import JobRequest
+from bot.render.checks import CHECK_RUN_NAME, button_protocol, check_run_actions
 from bot.settings import Settings
-from bot.web.routing import BUTTON_PROTOCOLS
-from tests.support.echo_protocol import NAME, installed
+from bot.web.routing import Ignored, route
+from tests.support.echo_protocol import ECHO, NAME, installed
+from tests.support.webhooks import load
 
 
 @pytest.fixture
@@ -76,6 +79,33 @@ def test_an_unknown_protocol_is_refused_naming_the_registrys(echo: str) -> None:
     assert result.config.protocol == names()[0]
 
 
-def test_the_debate_button_asks_for_the_protocol_it_is_named_after() -> None:
-    assert BUTTON_PROTOCOLS[BUTTON_DEBATE] == BUTTON_DEBATE
-    assert BUTTON_DEBATE in names()
+def pressed(identifier: str) -> JobRequest | Ignored:
+    """The receiver's answer to a press of button `identifier` on the App's check run."""
+    payload = load("check_run", "requested_action.payload.json")
+    payload["check_run"]["name"] = CHECK_RUN_NAME
+    payload["requested_action"] = {"identifier": identifier}
+    routed = route("check_run", "delivery", json.dumps(payload).encode())
+    assert isinstance(routed, JobRequest | Ignored)
+    return routed
+
+
+def test_the_check_runs_buttons_are_the_protocols_that_have_one() -> None:
+    actions = check_run_actions()
+    with_button = [p for p in PROTOCOLS.values() if p.button is not None]
+    assert [a.identifier for a in actions] == ["reconvene", *(p.name for p in with_button)]
+    assert ("Full debate", "Convene a full debate") in [(a.label, a.description) for a in actions]
+    register(replace(ECHO, button=Button("Echo", "Convene the echo")))
+    try:
+        assert check_run_actions()[-1].identifier == NAME
+        assert button_protocol(NAME) == NAME
+        routed = pressed(NAME)
+        assert isinstance(routed, JobRequest)
+        assert (routed.trigger, routed.action, routed.protocol) == (
+            "requested_action",
+            NAME,
+            NAME,
+        )
+    finally:
+        unregister(NAME)
+    assert pressed(NAME) == Ignored(f"unknown button {NAME!r}")
+    assert NAME not in [a.identifier for a in check_run_actions()]

@@ -120,6 +120,16 @@ def _no_calls(phase: str, members: range, chair_votes: bool) -> list[PhaseCall]:
 
 
 @dataclass(frozen=True, slots=True)
+class Button:
+    """A button on the status that convenes the protocol on the same pull request (GitHub's
+    check-run actions: a label of at most 20 characters, a description of at most 40);
+    its identifier is the protocol's name."""
+
+    label: str
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
 class Protocol:
     name: str
     summary: str  # one line for people: `/council help`, `--help`
@@ -134,6 +144,7 @@ class Protocol:
     own_calls: OwnCalls = _no_calls
     # How `phases_text` writes the protocol's own phases.
     phase_words: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    button: Button | None = None  # a status button that convenes it (`check_run_actions`)
 
     def __post_init__(self) -> None:
         problems = []

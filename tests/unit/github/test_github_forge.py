@@ -4,6 +4,7 @@ pull-request service calls it, and the errors it raises being the forge's own.""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 import pytest
 
@@ -13,6 +14,7 @@ from bot.github.forge import WORKFLOW, GitHubForge
 from bot.render.checks import CheckRunOutput
 from bot.render.markdown import COMMENT_MARKER
 from tests.support.github_app import github_app, seed_simple
+from tests.support.github_reviews import ReviewState, reviews_of
 from tests.support.github_server import INSTALLATION_ID, REPO, FakeGitHub
 
 HEAD = "beef" * 10
@@ -95,3 +97,25 @@ async def test_errors_are_the_forges_and_a_long_comment_is_told_apart(
 def test_a_workflow_token_has_no_buttons_and_resolves_no_threads() -> None:
     assert not WORKFLOW.buttons and not WORKFLOW.resolve_threads
     assert WORKFLOW.reactions and WORKFLOW.annotations and WORKFLOW.neutral
+
+
+async def test_approvals_are_the_latest_deciding_review_at_the_head(
+    forge: GitHubForge, fake: FakeGitHub
+) -> None:
+    """An approval stands through a later comment, ends with a request for changes, and an
+    approval of an older commit is not one of the head."""
+    state = reviews_of(fake)
+
+    def review(user: str, event: str, commit: str) -> None:
+        review_id = fake._next_id("review")
+        state.reviews_by_id[review_id] = ReviewState(
+            review_id, REPO, 1, user, "User", "", event, commit, datetime.now(UTC)
+        )
+
+    review("ana", "APPROVE", HEAD)
+    review("ana", "COMMENT", HEAD)
+    review("bo", "APPROVE", HEAD)
+    review("bo", "REQUEST_CHANGES", HEAD)
+    review("cy", "APPROVE", "0" * 40)
+    review("di", "APPROVE", HEAD)
+    assert await forge.approvals(1, HEAD) == ["ana", "di"]

@@ -260,6 +260,9 @@ class BareForge:
     async def can_write(self, login: str) -> bool:
         return True
 
+    async def approvals(self, pr: int, head_sha: str) -> list[str]:
+        return []
+
 
 def test_the_bare_forge_is_a_forge_without_the_optional_parts() -> None:
     forge: Forge = BareForge()

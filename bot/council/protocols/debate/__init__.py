@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
-from bot.council.protocols.spec import Discussion, Protocol, Seats
+from bot.council.protocols.spec import Button, Discussion, Protocol, Seats
 
 __all__ = [
     "DEBATE",
@@ -104,4 +104,5 @@ DEBATE = Protocol(
     discussion=Discussion(
         rounds_from="judge", default_rounds=MAX_JUDGE_CYCLES, max_rounds=MAX_JUDGE_CYCLES
     ),
+    button=Button("Full debate", "Convene a full debate"),
 )
