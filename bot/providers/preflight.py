@@ -110,7 +110,9 @@ async def _check(registry: ProviderRegistry, ref: str) -> str | None:
         except (ConfigurationError, Unreachable) as err:
             return str(err)
         except ProviderError:
-            pass  # the server answered, if badly: the deliberation meets what follows
+            # Logged and remembered by `_measured` (tried again after the TTL); the server
+            # answered, so the review goes on with the configured call deadline.
+            return None
     return None
 
 
